@@ -1,0 +1,33 @@
+/* cswap: what every benchmark shares.
+ *
+ * Conventions (README "Benchmarks"): a benchmark takes a page file as its
+ * only positional argument, raw 4 KiB pages or the same compressed with
+ * zstd, defaulting to the corpus; it prints one JSON object per line with a
+ * "bench" field naming what it measured.
+ */
+#ifndef CSWAP_BENCH_H
+#define CSWAP_BENCH_H
+
+#include <stdint.h>
+
+#include "pagefile.h"
+
+/* Loads argv[1], or the corpus when there is none; exits with a message
+ * on failure.  Returns the path loaded.
+ */
+extern const char *bench_load_pages (int argc, char **argv, struct pagefile *pf);
+
+/* Monotonic time in nanoseconds. */
+extern uint64_t bench_now_ns (void);
+
+/* MB/s (10^6 bytes per second) for BYTES moved in NS nanoseconds. */
+static inline double
+bench_mbps (uint64_t bytes, uint64_t ns)
+{
+  return ns ? (double) bytes * 1e3 / (double) ns : 0.0;
+}
+
+/* Resident set size of this process, in bytes (from /proc/self/statm). */
+extern uint64_t bench_rss_bytes (void);
+
+#endif /* CSWAP_BENCH_H */
