@@ -124,6 +124,11 @@ struct zs_pool_stats {
 };
 extern void zs_pool_stats (struct zs_pool *pool, struct zs_pool_stats *stats);
 
+/* Pages held by zspages now: one atomic load, cheap enough to check on
+ * every write against a memory limit (zs_pool_stats takes every class lock).
+ */
+extern uint64_t zs_pool_pages_used (struct zs_pool *pool);
+
 /* Per-class table, as the kernel's zsmalloc "classes" debugfs file.
  * Classes are numbered 0..zs_class_count()-1 in increasing size, merged
  * classes counted once.
@@ -148,6 +153,12 @@ extern void zs_class_stats (struct zs_pool *pool, unsigned class_index,
  * nothing by compressing it: it may as well store the original page.
  */
 extern size_t zs_huge_class_size (struct zs_pool *pool);
+
+/* The zspage holding HANDLE's object, as a number that no other live
+ * zspage of the pool has: for benchmarks and tests that study
+ * fragmentation and compaction.
+ */
+extern uint64_t zs_handle_zspage (zs_handle handle);
 
 /* Checks every internal invariant (fullness groups, counters, free
  * lists).  Returns 0, or -1 after printing what is wrong to stderr.  Slow:

@@ -1,0 +1,150 @@
+/* cswap allocator: the pool, its memory and its zspage ids.
+ *
+ * A pool reserves its whole address space up front, sized from
+ * config.max_objects (see zs-internal.h for the layout), so that a zspage
+ * never needs a mapping of its own and a handle turns into an address with
+ * one multiply.  MAP_NORESERVE: nothing is committed or resident until a
+ * zspage touches it, and release_pages gives it back when the zspage dies,
+ * so the resident size follows the live data.
+ *
+ * Capacity: every live zspage holds at least one live object, except the
+ * at most two that one compaction holds isolated, and a zspage being freed
+ * whose id is not yet back on the free list.  max_objects plus one spare
+ * per class plus ZS_SPARE_ZSPAGES covers that.
+ *
+ * Lock order: owner lock -> class lock -> pool lock.  The pool lock guards
+ * only the free-id list, the count of ids in use and the high-water id.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cleanup.h"
+#include "zs-internal.h"
+
+#define ZS_SPARE_ZSPAGES 64
+
+static void *
+reserve (size_t bytes)
+{
+  void *p = mmap (NULL, bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* The one place that hands a zspage's memory back to the kernel.  It will
+ * become an mmap(MAP_FIXED) over the range so that it also works under
+ * mlockall, where MADV_DONTNEED fails on locked pages.
+ */
+static void
+release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  madvise (zspage_base (pool, id), (size_t) pages * CSWAP_PAGE_SIZE,
+           MADV_DONTNEED);
+}
+
+struct zs_pool *
+zs_pool_create (const struct zs_pool_config *config)
+{
+  unsigned max_pages = config->max_pages_per_zspage
+    ? config->max_pages_per_zspage : ZS_DEFAULT_PAGES_PER_ZSPAGE;
+  struct zs_pool *pool;
+  uint64_t capacity;
+
+  if (max_pages > ZS_MAX_PAGES_PER_ZSPAGE || config->max_objects == 0
+      || config->max_objects > ZS_MAX_ZSPAGE_ID) {
+    errno = EINVAL;
+    return NULL;
+  }
+
+  pool = aligned_alloc (_Alignof (struct zs_pool), sizeof *pool);
+  if (pool == NULL)
+    return NULL;
+  memset (pool, 0, sizeof *pool);
+  pool->max_pages_per_zspage = max_pages;
+  pool->owner_ops = config->owner_ops;
+  pool->owner = config->owner;
+  size_classes_init (pool);
+
+  capacity = config->max_objects + pool->class_count + ZS_SPARE_ZSPAGES;
+  if (capacity > ZS_MAX_ZSPAGE_ID) {
+    free (pool);
+    errno = EINVAL;
+    return NULL;
+  }
+  pool->capacity_zspages = capacity;
+  pool->zspage_stride_bytes = (size_t) max_pages * CSWAP_PAGE_SIZE;
+  /* + 1: id 0 is never used. */
+  pool->zspage_area_bytes = (capacity + 1) * pool->zspage_stride_bytes;
+  pool->zspages_bytes = (capacity + 1) * sizeof (struct zspage);
+  pool->zspage_area = reserve (pool->zspage_area_bytes);
+  pool->zspages = reserve (pool->zspages_bytes);
+  if (pool->zspage_area == NULL || pool->zspages == NULL) {
+    int saved_errno = errno;
+
+    if (pool->zspage_area)
+      munmap (pool->zspage_area, pool->zspage_area_bytes);
+    if (pool->zspages)
+      munmap (pool->zspages, pool->zspages_bytes);
+    free (pool);
+    errno = saved_errno;
+    return NULL;
+  }
+
+  pthread_mutex_init (&pool->lock, NULL);
+  for (unsigned i = 0; i < pool->class_count; i++)
+    pthread_mutex_init (&pool->classes[i].lock, NULL);
+  return pool;
+}
+
+void
+zs_pool_destroy (struct zs_pool *pool)
+{
+  if (pool == NULL)
+    return;
+  for (unsigned i = 0; i < pool->class_count; i++)
+    pthread_mutex_destroy (&pool->classes[i].lock);
+  pthread_mutex_destroy (&pool->lock);
+  munmap (pool->zspage_area, pool->zspage_area_bytes);
+  munmap (pool->zspages, pool->zspages_bytes);
+  free (pool);
+}
+
+/* Returns a free zspage id, or 0 when the reservation is exhausted. */
+uint32_t
+zspage_id_alloc (struct zs_pool *pool)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&pool->lock);
+  uint32_t id = pool->free_id_head;
+  uint32_t high_water_id;
+
+  if (id)
+    pool->free_id_head = zspage_desc (pool, id)->link.next_id;
+  else {
+    high_water_id = atomic_load_explicit (&pool->high_water_id,
+                                          memory_order_relaxed);
+    if (high_water_id == pool->capacity_zspages)
+      return 0;
+    id = high_water_id + 1;
+    atomic_store_explicit (&pool->high_water_id, id, memory_order_relaxed);
+  }
+  pool->ids_in_use++;
+  return id;
+}
+
+/* Gives back the PAGES pages and then the id of a zspage that its class
+ * has already forgotten (zspage_detach_empty).  No lock held: the pages
+ * must be gone before the id can be handed out again.
+ */
+void
+zspage_id_free (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  release_pages (pool, id, pages);
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&pool->lock);
+  zspage_desc (pool, id)->link.next_id = pool->free_id_head;
+  pool->free_id_head = id;
+  pool->ids_in_use--;
+}
