@@ -1,0 +1,201 @@
+/* cswap: bench/store — the page store in-process, no NBD: store every page
+ * of a page file (SCALE times over, into distinct slots), load them all in
+ * random order and verify, with 1 and 2 threads; next to the raw codec
+ * speed measured in the same run on the same pages, and the memory the
+ * store used against the codec's own ratio.
+ *
+ * Field meanings: store_mbps and load_mbps are original bytes per second;
+ * effective_ratio = original bytes / (pool bytes + metadata bytes);
+ * codec_ratio = original bytes / the sum of the compressed lengths the
+ * store kept (same-filled pages count 0, raw pages 4096), so the quotient
+ * of the two is how well the allocator packs.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "compress.h"
+#include "page.h"
+#include "store.h"
+
+struct run {
+  struct store *store;
+  const struct pagefile *pf;
+  unsigned scale, threads;
+  const uint32_t *order;        /* random permutation of all slots */
+  uint64_t slots;
+};
+
+struct worker {
+  struct run *run;
+  unsigned index;
+  uint64_t errors;
+};
+
+static const unsigned char *
+page_for_slot (const struct run *run, uint64_t slot)
+{
+  return pagefile_page (run->pf, slot % run->pf->pages);
+}
+
+static void *
+store_worker (void *opaque)
+{
+  struct worker *w = opaque;
+  struct run *run = w->run;
+
+  for (uint64_t slot = w->index; slot < run->slots; slot += run->threads)
+    if (store_write (run->store, page_for_slot (run, slot), CSWAP_PAGE_SIZE,
+                     slot * CSWAP_PAGE_SIZE))
+      w->errors++;
+  return NULL;
+}
+
+static void *
+load_worker (void *opaque)
+{
+  struct worker *w = opaque;
+  struct run *run = w->run;
+  unsigned char page[CSWAP_PAGE_SIZE];
+
+  for (uint64_t i = w->index; i < run->slots; i += run->threads) {
+    uint64_t slot = run->order[i];
+    if (store_read (run->store, page, CSWAP_PAGE_SIZE, slot * CSWAP_PAGE_SIZE)
+        || memcmp (page, page_for_slot (run, slot), CSWAP_PAGE_SIZE))
+      w->errors++;
+  }
+  return NULL;
+}
+
+/* Runs FN on RUN->threads threads; returns the wall time in ns. */
+static uint64_t
+run_threads (struct run *run, void *(*fn) (void *), uint64_t *errors)
+{
+  pthread_t tid[2];
+  struct worker w[2];
+  uint64_t start = bench_now_ns ();
+
+  for (unsigned t = 0; t < run->threads; t++) {
+    w[t] = (struct worker) { .run = run, .index = t };
+    pthread_create (&tid[t], NULL, fn, &w[t]);
+  }
+  for (unsigned t = 0; t < run->threads; t++) {
+    pthread_join (tid[t], NULL);
+    *errors += w[t].errors;
+  }
+  return bench_now_ns () - start;
+}
+
+/* The codec alone over every page once: compress, then decompress. */
+static void
+raw_codec_speed (const struct codec_config *codec, const struct pagefile *pf,
+                 double *compress_mbps, double *decompress_mbps)
+{
+  unsigned char *packed = malloc (pf->pages * CSWAP_PAGE_SIZE);
+  size_t *len = malloc (pf->pages * sizeof *len);
+  unsigned char out[CSWAP_PAGE_SIZE];
+  uint64_t bytes = (uint64_t) pf->pages * CSWAP_PAGE_SIZE, start;
+
+  start = bench_now_ns ();
+  for (size_t i = 0; i < pf->pages; i++)
+    len[i] = codec_compress_page (codec, pagefile_page (pf, i),
+                                  packed + i * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE);
+  *compress_mbps = bench_mbps (bytes, bench_now_ns () - start);
+  start = bench_now_ns ();
+  for (size_t i = 0; i < pf->pages; i++)
+    if (len[i])
+      codec_decompress_page (codec->id, packed + i * CSWAP_PAGE_SIZE, len[i], out);
+  *decompress_mbps = bench_mbps (bytes, bench_now_ns () - start);
+  free (packed);
+  free (len);
+}
+
+static uint32_t *
+random_order (uint64_t n)
+{
+  uint32_t *order = malloc (n * sizeof *order);
+  uint64_t rng = 88172645463325252ull;
+
+  for (uint64_t i = 0; i < n; i++)
+    order[i] = i;
+  for (uint64_t i = n - 1; i > 0; i--) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    uint64_t j = rng % (i + 1);
+    uint32_t t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  return order;
+}
+
+static int
+bench_one (const struct pagefile *pf, const struct codec_config *codec,
+           unsigned scale, unsigned threads)
+{
+  struct run run = { .pf = pf, .scale = scale, .threads = threads,
+                     .slots = (uint64_t) pf->pages * scale };
+  struct store_config config = { .size_bytes = run.slots * CSWAP_PAGE_SIZE,
+                                 .codec = *codec };
+  struct store_stats s;
+  double raw_c, raw_d;
+  uint64_t errors = 0, rss_before, store_ns, load_ns;
+
+  raw_codec_speed (codec, pf, &raw_c, &raw_d);
+  run.order = random_order (run.slots);
+  rss_before = bench_rss_bytes ();
+  run.store = store_create (&config);
+  if (run.store == NULL) {
+    perror ("store_create");
+    return -1;
+  }
+  store_ns = run_threads (&run, store_worker, &errors);
+  load_ns = run_threads (&run, load_worker, &errors);
+  store_stats (run.store, &s);
+
+  uint64_t bytes = run.slots * CSWAP_PAGE_SIZE;
+  printf ("{\"bench\":\"store\",\"codec\":\"%s\",\"level\":%d,\"threads\":%u,"
+          "\"scale\":%u,\"pages\":%llu,\"store_mbps\":%.1f,\"load_mbps\":%.1f,"
+          "\"raw_compress_mbps\":%.1f,\"raw_decompress_mbps\":%.1f,"
+          "\"effective_ratio\":%.3f,\"codec_ratio\":%.3f,"
+          "\"metadata_bytes_per_page\":%.2f,\"pool_bytes\":%llu,"
+          "\"metadata_bytes\":%llu,\"rss_before\":%llu,\"rss_after\":%llu,"
+          "\"errors\":%llu}\n",
+          codec_name (codec->id), codec->level, threads, scale,
+          (unsigned long long) run.slots,
+          bench_mbps (bytes, store_ns), bench_mbps (bytes, load_ns),
+          raw_c, raw_d,
+          (double) s.original_bytes / (s.pool_bytes + s.metadata_bytes),
+          (double) s.original_bytes / s.compressed_bytes,
+          (double) s.metadata_bytes / s.pages_stored,
+          (unsigned long long) s.pool_bytes,
+          (unsigned long long) s.metadata_bytes,
+          (unsigned long long) rss_before,
+          (unsigned long long) bench_rss_bytes (),
+          (unsigned long long) errors);
+  fflush (stdout);
+  store_destroy (run.store);
+  free ((void *) run.order);
+  return errors ? -1 : 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct codec_config codecs[] = { { CODEC_LZ4, 0 }, { CODEC_ZSTD, 1 } };
+  static const unsigned scales[] = { 1, 8 };
+  struct pagefile pf;
+  int status = 0;
+
+  bench_load_pages (argc, argv, &pf);
+  for (size_t c = 0; c < 2; c++)
+    for (size_t s = 0; s < 2; s++)
+      for (unsigned threads = 1; threads <= 2; threads++)
+        if (bench_one (&pf, &codecs[c], scales[s], threads) == -1)
+          status = 1;
+  pagefile_free (&pf);
+  return status;
+}

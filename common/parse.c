@@ -1,0 +1,111 @@
+/* cswap: checked number parsers (see parse.h). */
+#include <ctype.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+/* Parses leading decimal digits of S without sign; sets *END. */
+static int
+parse_digits (const char *s, uint64_t *value, const char **end,
+              const char **why)
+{
+  if (!isdigit ((unsigned char) *s)) {
+    *why = "expected a number";
+    return -1;
+  }
+  errno = 0;
+  char *e;
+  unsigned long long v = strtoull (s, &e, 10);
+  if (errno == ERANGE) {
+    *why = "number too large";
+    return -1;
+  }
+  *value = v;
+  *end = e;
+  return 0;
+}
+
+int
+parse_size (const char *s, uint64_t *bytes, const char **why)
+{
+  static const char suffixes[] = "KMGTPE";
+  uint64_t value;
+  const char *end;
+  unsigned shift = 0;
+
+  if (parse_digits (s, &value, &end, why) == -1)
+    return -1;
+  if (*end) {
+    const char *p = strchr (suffixes, toupper ((unsigned char) *end));
+    if (p == NULL) {
+      *why = "unknown size suffix (use K, M, G, T, P or E)";
+      return -1;
+    }
+    shift = 10 * (p - suffixes + 1);
+    end++;
+    if (strcmp (end, "iB") == 0 || strcmp (end, "B") == 0)
+      end += strlen (end);
+    if (*end) {
+      *why = "trailing characters after the size";
+      return -1;
+    }
+  }
+  if (shift && value > (UINT64_MAX >> shift)) {
+    *why = "size too large";
+    return -1;
+  }
+  *bytes = value << shift;
+  return 0;
+}
+
+int
+parse_size_or_percent (const char *s, uint64_t total, uint64_t *bytes,
+                       const char **why)
+{
+  size_t len = strlen (s);
+
+  if (len == 0 || s[len - 1] != '%')
+    return parse_size (s, bytes, why);
+  if (!isdigit ((unsigned char) s[0])) {
+    *why = "expected a percentage";
+    return -1;
+  }
+  char *end;
+  double percent = strtod (s, &end);
+  if (end != s + len - 1 || !(percent >= 0 && percent <= 100)) {
+    *why = "percentage must be a number from 0 to 100";
+    return -1;
+  }
+  *bytes = (uint64_t) ((double) total * percent / 100.0);
+  return 0;
+}
+
+int
+parse_int64 (const char *s, int64_t min, int64_t max, int64_t *value,
+             const char **why)
+{
+  bool negative = *s == '-';
+  uint64_t magnitude;
+  const char *end;
+
+  if (parse_digits (s + negative, &magnitude, &end, why) == -1)
+    return -1;
+  if (*end) {
+    *why = "trailing characters after the number";
+    return -1;
+  }
+  if (magnitude > (uint64_t) INT64_MAX) {
+    *why = "number out of range";
+    return -1;
+  }
+  int64_t v = negative ? -(int64_t) magnitude : (int64_t) magnitude;
+  if (v < min || v > max) {
+    *why = "number out of range";
+    return -1;
+  }
+  *value = v;
+  return 0;
+}

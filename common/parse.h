@@ -1,0 +1,27 @@
+/* cswap: checked parsers for numbers in options and commands.
+ *
+ * Every number cswap reads from a user goes through these: no atoi, no
+ * unchecked strtoul.  Each rejects empty strings, signs where none is
+ * allowed, trailing junk and overflow, and returns -1 with a reason.
+ */
+#ifndef CSWAP_PARSE_H
+#define CSWAP_PARSE_H
+
+#include <stdint.h>
+
+/* A size in bytes: digits with an optional binary suffix: k/K (KiB), M, G,
+ * T, P, E, optionally followed by "iB" or "B" ("4G", "4GiB", "4096").
+ */
+extern int parse_size (const char *s, uint64_t *bytes, const char **why);
+
+/* A size, or a percentage of TOTAL written "N%" (N may have a fraction,
+ * "12.5%", and is at most 100).
+ */
+extern int parse_size_or_percent (const char *s, uint64_t total,
+                                  uint64_t *bytes, const char **why);
+
+/* A decimal integer in [MIN, MAX]. */
+extern int parse_int64 (const char *s, int64_t min, int64_t max,
+                        int64_t *value, const char **why);
+
+#endif /* CSWAP_PARSE_H */

@@ -1,0 +1,348 @@
+/* cswap: cswap-fuse — the store served as one file, MOUNTPOINT/swap.
+ *
+ *   cswap-fuse --size 4G /run/cswap
+ *   losetup --direct-io=on --show -f /run/cswap/swap
+ *
+ * This file reads the command line, checks the mount point, makes the
+ * store, mounts, and runs libfuse's multithreaded loop until the file
+ * system is unmounted or a SIGTERM/SIGINT arrives; it then prints the
+ * stats line and frees everything.  The operations themselves are in
+ * fuse-ops.c.
+ *
+ * The device options are the nbdkit plugin's (options.c is shared), taken
+ * as --key=value, --key value or -o key=value; the keys are read from
+ * options_help, so an option added there is accepted here at once.  Other
+ * -o options go to FUSE as mount options.
+ *
+ * Everything that can fail runs before fuse_daemonize(), so that errors
+ * still reach the terminal, and the cheap checks (arguments, mount point)
+ * run before the store is made.
+ *
+ * Locking: none.  main() is single-threaded until the loop starts, and the
+ * loop's worker threads run only fuse-ops.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fuse-ops.h"
+#include "options.h"
+#include "parse.h"
+#include "stats-line.h"
+
+#define PROGRAM_NAME "cswap-fuse"
+
+/* Always on: a name that says what is mounted, and the kernel checking
+ * the file's 0600 mode, which matters once someone adds -o allow_other.
+ */
+#define DEFAULT_MOUNT_OPTIONS "-ofsname=cswap,subtype=cswap,default_permissions"
+
+#define MAX_WORKER_THREADS 1000
+
+/* What the command line says besides FUSE's own options (-f, -d, -s,
+ * -o clone_fd, …), which fuse_parse_cmdline() reads afterwards.
+ */
+struct command_line {
+  struct cswap_options device;
+  const char *mountpoint;
+  unsigned max_threads;         /* 0: libfuse's default or -o max_threads */
+};
+
+/* fuse_opt templates for the device options, made from options_help: for
+ * each key, "--key " (libfuse matches it against "--key=value" and, with
+ * the next argument, "--key value") and "key=" (inside -o).  The template
+ * key is the option's index in names[].
+ */
+#define MAX_DEVICE_OPTIONS 16
+#define MAX_OPTION_NAME 32
+
+enum {
+  KEY_THREADS = MAX_DEVICE_OPTIONS,
+};
+
+struct option_templates {
+  size_t count;
+  char names[MAX_DEVICE_OPTIONS][MAX_OPTION_NAME];
+  char long_forms[MAX_DEVICE_OPTIONS][MAX_OPTION_NAME + 3];
+  char o_forms[MAX_DEVICE_OPTIONS][MAX_OPTION_NAME + 1];
+  struct fuse_opt opts[2 * MAX_DEVICE_OPTIONS + 4];
+};
+
+static void
+make_option_templates (struct option_templates *t)
+{
+  size_t n = 0;
+
+  for (const char *line = options_help; *line; ) {
+    size_t name_len = strcspn (line, "=\n");
+    const char *end = strchr (line, '\n');
+
+    if (line[name_len] == '=' && name_len < MAX_OPTION_NAME
+        && t->count < MAX_DEVICE_OPTIONS) {
+      size_t i = t->count++;
+
+      memcpy (t->names[i], line, name_len);
+      t->names[i][name_len] = '\0';
+      snprintf (t->long_forms[i], sizeof t->long_forms[i], "--%.*s ",
+                (int) name_len, line);
+      snprintf (t->o_forms[i], sizeof t->o_forms[i], "%.*s=",
+                (int) name_len, line);
+      t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY (t->long_forms[i], i);
+      t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY (t->o_forms[i], i);
+    }
+    line = end ? end + 1 : line + strlen (line);
+  }
+  t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--threads ", KEY_THREADS);
+  /* libfuse's own long options, left for fuse_parse_cmdline(). */
+  t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--help", FUSE_OPT_KEY_KEEP);
+  t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--version",
+                                                 FUSE_OPT_KEY_KEEP);
+  t->opts[n] = (struct fuse_opt) FUSE_OPT_END;
+}
+
+static struct option_templates templates;
+
+/* The value in ARG for option NAME: ARG is "--NAME=VALUE", "--NAMEVALUE"
+ * (libfuse joins "--NAME VALUE" so), or "NAME=VALUE" from -o.
+ */
+static const char *
+option_value (const char *arg, const char *name)
+{
+  const char *rest = arg + strlen (name);
+
+  if (arg[0] == '-')
+    rest += 2;
+  return *rest == '=' ? rest + 1 : rest;
+}
+
+static int
+parse_argument (void *data, const char *arg, int key,
+                struct fuse_args *outargs)
+{
+  struct command_line *cl = data;
+  const char *why = NULL;
+  int64_t number;
+
+  (void) outargs;
+  switch (key) {
+  case FUSE_OPT_KEY_NONOPT:
+    if (cl->mountpoint) {
+      fprintf (stderr, "%s: %s: only one mount point can be given\n",
+               PROGRAM_NAME, arg);
+      return -1;
+    }
+    cl->mountpoint = arg;
+    return 0;
+  case FUSE_OPT_KEY_OPT:
+    if (strncmp (arg, "--", 2) == 0) {
+      fprintf (stderr, "%s: %s: unknown option (see --help)\n",
+               PROGRAM_NAME, arg);
+      return -1;
+    }
+    return 1;                   /* a FUSE option */
+  case KEY_THREADS:
+    if (parse_int64 (option_value (arg, "threads"), 1, MAX_WORKER_THREADS,
+                     &number, &why) == -1) {
+      fprintf (stderr, "%s: --threads: %s\n", PROGRAM_NAME, why);
+      return -1;
+    }
+    cl->max_threads = number;
+    return 0;
+  default:
+    if (options_set (&cl->device, templates.names[key],
+                     option_value (arg, templates.names[key]), &why) == -1) {
+      fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+      return -1;
+    }
+    return 0;
+  }
+}
+
+static void
+usage (void)
+{
+  printf ("Usage: %s [OPTIONS] MOUNTPOINT\n"
+          "Serves a compressed swap device as the file MOUNTPOINT/swap;\n"
+          "`losetup --direct-io=on --show -f MOUNTPOINT/swap` makes it a "
+          "block device.\n\n"
+          "Device options, as --key=value, --key value or -o key=value:\n",
+          PROGRAM_NAME);
+  for (const char *line = options_help; *line; ) {
+    int len = strcspn (line, "\n");
+
+    printf ("    --%.*s\n", len, line);
+    line += len + (line[len] == '\n');
+  }
+  printf ("\n%s options:\n"
+          "    --threads=N            Most worker threads "
+          "(default: libfuse's max_threads)\n",
+          PROGRAM_NAME);
+  fuse_cmdline_help ();
+  fuse_lowlevel_help ();
+}
+
+/* A missing mount point, a file, or a directory something is already
+ * mounted on, each named plainly (libfuse's own messages are less so).
+ */
+static int
+check_mountpoint (const char *mountpoint)
+{
+  CLEANUP_FREE char *parent_path = NULL;
+  struct stat st, parent;
+
+  if (stat (mountpoint, &st) == -1) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, mountpoint);
+    return -1;
+  }
+  if (!S_ISDIR (st.st_mode)) {
+    fprintf (stderr, "%s: %s: %s\n", PROGRAM_NAME, mountpoint,
+             strerror (ENOTDIR));
+    return -1;
+  }
+  if (asprintf (&parent_path, "%s/..", mountpoint) == -1) {
+    fprintf (stderr, "%s: asprintf: %m\n", PROGRAM_NAME);
+    return -1;
+  }
+  if (stat (parent_path, &parent) == -1) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, parent_path);
+    return -1;
+  }
+  if (st.st_dev != parent.st_dev) {
+    fprintf (stderr, "%s: %s: already a mount point\n", PROGRAM_NAME,
+             mountpoint);
+    return -1;
+  }
+  return 0;
+}
+
+/* Returns 0 once the file system is unmounted or a signal stopped the
+ * loop, or -1 on error.
+ */
+static int
+serve (struct fuse_session *session, const struct fuse_cmdline_opts *fuse,
+       unsigned max_threads)
+{
+  struct fuse_loop_config *config;
+  int r;
+
+  if (fuse->singlethread)
+    r = fuse_session_loop (session);
+  else {
+    config = fuse_loop_cfg_create ();
+    if (config == NULL) {
+      fprintf (stderr, "%s: fuse_loop_cfg_create failed\n", PROGRAM_NAME);
+      return -1;
+    }
+    fuse_loop_cfg_set_clone_fd (config, fuse->clone_fd);
+    /* UINT_MAX means -o max_idle_threads was not given: keep libfuse's
+     * default (idle threads are never ended), which 3.14 would otherwise
+     * log as an invalid value.
+     */
+    if (fuse->max_idle_threads != UINT_MAX)
+      fuse_loop_cfg_set_idle_threads (config, fuse->max_idle_threads);
+    fuse_loop_cfg_set_max_threads (config,
+                                   max_threads ? max_threads
+                                               : fuse->max_threads);
+    r = fuse_session_loop_mt (session, config);
+    fuse_loop_cfg_destroy (config);
+  }
+  /* A positive result is the number of the signal that stopped the loop:
+   * a clean stop.
+   */
+  if (r < 0) {
+    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, strerror (-r));
+    return -1;
+  }
+  return 0;
+}
+
+int
+main (int argc, char *argv[])
+{
+  struct fuse_args args = FUSE_ARGS_INIT (argc, argv);
+  struct fuse_cmdline_opts fuse = { 0 };
+  struct command_line cl = { 0 };
+  struct fuse_device device = { 0 };
+  struct fuse_session *session = NULL;
+  bool mounted = false, handling_signals = false;
+  int status = EXIT_FAILURE;
+  const char *why;
+
+  options_init (&cl.device);
+  make_option_templates (&templates);
+  /* fuse_opt_parse() leaves ARGS a copy that can grow; the defaults go
+   * first so that the user's -o can override them.
+   */
+  if (fuse_opt_parse (&args, &cl, templates.opts, parse_argument) == -1
+      || fuse_opt_insert_arg (&args, 1, DEFAULT_MOUNT_OPTIONS) == -1
+      || fuse_parse_cmdline (&args, &fuse) == -1)
+    goto out;
+  if (fuse.show_help) {
+    usage ();
+    status = EXIT_SUCCESS;
+    goto out;
+  }
+  if (fuse.show_version) {
+    printf ("%s %s\n", PROGRAM_NAME, CSWAP_VERSION);
+    fuse_lowlevel_version ();
+    status = EXIT_SUCCESS;
+    goto out;
+  }
+  if (cl.mountpoint == NULL) {
+    fprintf (stderr, "%s: no mount point given (see --help)\n", PROGRAM_NAME);
+    goto out;
+  }
+  if (options_finish (&cl.device, &why) == -1) {
+    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+    goto out;
+  }
+  if (check_mountpoint (cl.mountpoint) == -1)
+    goto out;
+
+  device.owner_uid = getuid ();
+  device.owner_gid = getgid ();
+  clock_gettime (CLOCK_REALTIME, &device.mount_time);
+  /* Rejects unknown FUSE options, naming them. */
+  session = fuse_session_new (&args, &fuse_device_ops, sizeof fuse_device_ops,
+                              &device);
+  if (session == NULL)
+    goto out;
+  device.store = store_create (&cl.device.store);
+  if (device.store == NULL) {
+    fprintf (stderr, "%s: creating the store: %m\n", PROGRAM_NAME);
+    goto out;
+  }
+  if (fuse_set_signal_handlers (session) == -1)
+    goto out;
+  handling_signals = true;
+  if (fuse_session_mount (session, cl.mountpoint) == -1)
+    goto out;
+  mounted = true;
+  if (fuse_daemonize (fuse.foreground) == -1)
+    goto out;
+
+  if (serve (session, &fuse, cl.max_threads) == 0)
+    status = EXIT_SUCCESS;
+
+ out:
+  if (mounted)
+    fuse_session_unmount (session);
+  if (handling_signals)
+    fuse_remove_signal_handlers (session);
+  if (session)
+    fuse_session_destroy (session);
+  if (device.store) {
+    stats_line_print (stderr, device.store);
+    store_destroy (device.store);
+  }
+  free (fuse.mountpoint);
+  fuse_opt_free_args (&args);
+  return status;
+}

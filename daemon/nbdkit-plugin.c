@@ -1,0 +1,222 @@
+/* cswap: the nbdkit plugin — `nbdkit cswap size=…`.
+ *
+ * A thin adapter: NBD requests become store calls.  One store per nbdkit
+ * process, shared by every connection (the data is the device's, not the
+ * connection's), so multi-conn is safe: every connection sees every write
+ * at once, and flush has nothing to do because memory is the medium.
+ *
+ * Set-up that can fail (making the store) happens in .get_ready, where an
+ * error still reaches the user before nbdkit starts serving; background
+ * threads, when there are any, belong in .after_fork, because nbdkit forks
+ * after .get_ready when it daemonizes or runs --run, and threads do not
+ * survive a fork.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "options.h"
+#include "page.h"
+#include "stats-line.h"
+#include "store.h"
+
+static struct cswap_options options;
+static struct store *store;
+
+static void
+cswap_load (void)
+{
+  options_init (&options);
+}
+
+static void
+log_stats (void)
+{
+  /* One greppable line at exit, so that a script that stops the server
+   * can still see what was held at the end.
+   */
+  stats_line_print (stderr, store);
+}
+
+static void
+cswap_unload (void)
+{
+  if (store) {
+    log_stats ();
+    store_destroy (store);
+  }
+}
+
+static int
+cswap_config (const char *key, const char *value)
+{
+  const char *why;
+
+  if (options_set (&options, key, value, &why) == -1) {
+    nbdkit_error ("%s", why);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+cswap_config_complete (void)
+{
+  const char *why;
+
+  if (options_finish (&options, &why) == -1) {
+    nbdkit_error ("%s", why);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+cswap_get_ready (void)
+{
+  store = store_create (&options.store);
+  if (store == NULL) {
+    nbdkit_error ("creating the store: %m");
+    return -1;
+  }
+  return 0;
+}
+
+static void
+cswap_dump_plugin (void)
+{
+  printf ("cswap_version=%s\n", CSWAP_VERSION);
+  printf ("cswap_codecs=lz4 zstd\n");
+  printf ("cswap_default_codec=%s\n", codec_name (options.store.codec.id));
+  printf ("cswap_default_level=%d\n", options.store.codec.level);
+  printf ("cswap_page_size=%zu\n", CSWAP_PAGE_SIZE);
+}
+
+static void *
+cswap_open (int readonly)
+{
+  (void) readonly;
+  return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static int64_t
+cswap_get_size (void *handle)
+{
+  (void) handle;
+  return store_size (store);
+}
+
+static int
+cswap_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                  uint32_t *maximum)
+{
+  (void) handle;
+  *minimum = 512;               /* smaller requests work, but cost a page RMW */
+  *preferred = CSWAP_PAGE_SIZE;
+  *maximum = 0xffffffff;
+  return 0;
+}
+
+static int
+cswap_can_fua (void *handle)
+{
+  (void) handle;
+  return NBDKIT_FUA_NATIVE;     /* nothing to flush: memory is the medium */
+}
+
+static int
+cswap_can_true (void *handle)
+{
+  (void) handle;
+  return 1;
+}
+
+/* Turns a store result into nbdkit's convention. */
+static int
+reply (int r)
+{
+  if (r == 0)
+    return 0;
+  nbdkit_set_error (-r);
+  return -1;
+}
+
+static int
+cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+             uint32_t flags)
+{
+  (void) handle;
+  (void) flags;
+  return reply (store_read (store, buf, count, offset));
+}
+
+static int
+cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+              uint32_t flags)
+{
+  (void) handle;
+  (void) flags;                 /* FUA: the write is durable once stored */
+  return reply (store_write (store, buf, count, offset));
+}
+
+static int
+cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  (void) flags;                 /* zeroing frees pages: always fast, never allocates */
+  return reply (store_zero (store, count, offset));
+}
+
+static int
+cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  (void) flags;
+  /* Trimmed ranges read back as zeros: the same as write-zeroes. */
+  return reply (store_zero (store, count, offset));
+}
+
+static int
+cswap_flush (void *handle, uint32_t flags)
+{
+  (void) handle;
+  (void) flags;
+  return 0;
+}
+
+static struct nbdkit_plugin plugin = {
+  .name = "cswap",
+  .longname = "cswap compressed swap device",
+  .version = CSWAP_VERSION,
+  .description = "A compressed RAM block device for swap",
+  .load = cswap_load,
+  .unload = cswap_unload,
+  .config = cswap_config,
+  .config_complete = cswap_config_complete,
+  .config_help = options_help,
+  .magic_config_key = "size",
+  .get_ready = cswap_get_ready,
+  .dump_plugin = cswap_dump_plugin,
+  .open = cswap_open,
+  .get_size = cswap_get_size,
+  .block_size = cswap_block_size,
+  .can_write = cswap_can_true,
+  .can_flush = cswap_can_true,
+  .can_trim = cswap_can_true,
+  .can_zero = cswap_can_true,
+  .can_fast_zero = cswap_can_true,
+  .can_multi_conn = cswap_can_true,
+  .can_fua = cswap_can_fua,
+  .pread = cswap_pread,
+  .pwrite = cswap_pwrite,
+  .zero = cswap_zero,
+  .trim = cswap_trim,
+  .flush = cswap_flush,
+  .errno_is_preserved = 0,
+};
+
+/* Requests run in parallel: the store locks per page. */
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+NBDKIT_REGISTER_PLUGIN (plugin)

@@ -1,0 +1,120 @@
+/* cswap: parsing and checking the device options (see options.h). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "page.h"
+#include "parse.h"
+#include "zsmalloc.h"
+
+/* The default codec is zstd level 1, a measured choice (doc/design.md):
+ * on the corpus it keeps pages in about half the memory lz4 needs, and the
+ * ~12 us to compress and ~6 us to decompress a page is small next to the
+ * ~125 us a 4 KiB request costs through loop, FUSE and NBD.
+ */
+#define DEFAULT_CODEC CODEC_ZSTD
+
+const char options_help[] =
+  "size=SIZE                 Device size (required), e.g. 4G.\n"
+  "codec=lz4|zstd            Codec for new pages (default zstd).\n"
+  "level=N                   zstd level, -7..19 (default 1).\n"
+  "pool-limit=SIZE|N%        Most memory for compressed pages (default: none).\n"
+  "huge-threshold=BYTES      Store pages raw from this compressed size up.\n"
+  "max-zspage-pages=N        Longest zspage chain, 1..16 (default 8).";
+
+static char why_buffer[256];
+
+static const char *
+explain (const char *key, const char *value, const char *why)
+{
+  snprintf (why_buffer, sizeof why_buffer, "%s=%s: %s", key, value, why);
+  return why_buffer;
+}
+
+static uint64_t
+physical_memory_bytes (void)
+{
+  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? (uint64_t) pages * page_size : 0;
+}
+
+void
+options_init (struct cswap_options *options)
+{
+  *options = (struct cswap_options) {
+    .store.codec = { DEFAULT_CODEC, codec_default_level (DEFAULT_CODEC) },
+  };
+}
+
+int
+options_set (struct cswap_options *options, const char *key,
+             const char *value, const char **why)
+{
+  struct store_config *c = &options->store;
+  const char *reason = NULL;
+  int64_t number;
+
+  if (strcmp (key, "size") == 0) {
+    if (parse_size (value, &c->size_bytes, &reason) == 0
+        && (c->size_bytes == 0 || c->size_bytes % CSWAP_PAGE_SIZE))
+      reason = "the size must be a non-zero multiple of 4096 bytes";
+    else if (reason == NULL
+             && c->size_bytes / CSWAP_PAGE_SIZE > ZS_MAX_OWNER_COOKIE)
+      reason = "the size must be at most 8 TiB";
+  }
+  else if (strcmp (key, "codec") == 0) {
+    if (codec_id_parse (value, &c->codec.id) == -1)
+      reason = "unknown codec (use lz4 or zstd)";
+    else if (!options->level_given)
+      c->codec.level = codec_default_level (c->codec.id);
+  }
+  else if (strcmp (key, "level") == 0) {
+    if (parse_int64 (value, -1000, 1000, &number, &reason) == 0) {
+      c->codec.level = number;
+      options->level_given = true;
+    }
+  }
+  else if (strcmp (key, "pool-limit") == 0)
+    parse_size_or_percent (value, physical_memory_bytes (),
+                           &c->pool_limit_bytes, &reason);
+  else if (strcmp (key, "huge-threshold") == 0) {
+    if (parse_int64 (value, 1, CSWAP_PAGE_SIZE, &number, &reason) == 0)
+      c->huge_threshold_bytes = number;
+  }
+  else if (strcmp (key, "max-zspage-pages") == 0) {
+    if (parse_int64 (value, 1, ZS_MAX_PAGES_PER_ZSPAGE, &number, &reason) == 0)
+      c->max_pages_per_zspage = number;
+  }
+  else
+    reason = "unknown parameter";
+
+  if (reason) {
+    *why = explain (key, value, reason);
+    return -1;
+  }
+  return 0;
+}
+
+int
+options_finish (struct cswap_options *options, const char **why)
+{
+  const struct codec_config *codec = &options->store.codec;
+  int min, max;
+
+  if (options->store.size_bytes == 0) {
+    *why = "size=SIZE is required";
+    return -1;
+  }
+  if (codec_check_level (codec->id, codec->level, &min, &max)) {
+    if (min == max)
+      snprintf (why_buffer, sizeof why_buffer, "level=%d: %s takes no level",
+                codec->level, codec_name (codec->id));
+    else
+      snprintf (why_buffer, sizeof why_buffer, "level=%d: %s levels are %d..%d",
+                codec->level, codec_name (codec->id), min, max);
+    *why = why_buffer;
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,33 @@
+/* cswap: the device options, shared by every front end.
+ *
+ * The nbdkit plugin receives them as key=value parameters and cswap-fuse
+ * as -o key=value or --key value; both hand each pair to options_set()
+ * and call options_finish() once all are in, so the two front ends take
+ * exactly the same options with the same checks and the same messages.
+ */
+#ifndef CSWAP_OPTIONS_H
+#define CSWAP_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "store.h"
+
+struct cswap_options {
+  struct store_config store;
+  bool level_given;
+};
+
+/* The text of nbdkit's config_help and of cswap-fuse --help. */
+extern const char options_help[];
+
+extern void options_init (struct cswap_options *options);
+
+/* Returns 0, or -1 with *WHY set to a message naming the key. The message
+ * lives in a static buffer until the next call.
+ */
+extern int options_set (struct cswap_options *options, const char *key,
+                        const char *value, const char **why);
+/* Checks the options as a whole (size given, level fits the codec). */
+extern int options_finish (struct cswap_options *options, const char **why);
+
+#endif /* CSWAP_OPTIONS_H */

@@ -1,0 +1,28 @@
+/* cswap: the exit stats line (see stats-line.h).
+ *
+ * Locking: none here; store_stats() reads the store's counters, each
+ * atomically, so the line is a near-instant snapshot, not a consistent cut.
+ */
+#include "stats-line.h"
+
+void
+stats_line_print (FILE *f, struct store *store)
+{
+  struct store_stats s;
+
+  store_stats (store, &s);
+  fprintf (f, "cswap: stats pages_stored=%llu same_filled_pages=%llu "
+           "huge_pages=%llu compressed_bytes=%llu pool_bytes=%llu "
+           "metadata_bytes=%llu reads=%llu writes=%llu trims=%llu "
+           "failed_writes=%llu read_errors=%llu\n",
+           (unsigned long long) s.pages_stored,
+           (unsigned long long) s.same_filled_pages,
+           (unsigned long long) s.huge_pages,
+           (unsigned long long) s.compressed_bytes,
+           (unsigned long long) s.pool_bytes,
+           (unsigned long long) s.metadata_bytes,
+           (unsigned long long) s.reads, (unsigned long long) s.writes,
+           (unsigned long long) s.trims,
+           (unsigned long long) s.failed_writes,
+           (unsigned long long) s.read_errors);
+}

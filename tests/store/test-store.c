@@ -1,0 +1,384 @@
+/* cswap: store/ — model-based random tests against a reference image,
+ * from several threads with compaction running, the corpus, the pool
+ * limit, codec changes and bad input.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress.h"
+#include "page.h"
+#include "pagefile.h"
+#include "store.h"
+#include "tap.h"
+#include "zsmalloc.h"
+
+static struct pagefile corpus;
+static unsigned scale = 1;      /* CSWAP_TEST_SCALE divides the op counts */
+
+static uint64_t
+rand64 (uint64_t *state)
+{
+  /* xorshift64*: a fast PRNG with a per-thread state, so runs repeat. */
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 2685821657736338717ull;
+}
+
+/* Fills LEN bytes with data of a kind a swap device sees: corpus bytes,
+ * a same-filled value, zeros, or incompressible noise.
+ */
+static void
+fill_random (uint64_t *rng, unsigned char *buf, size_t len)
+{
+  switch (rand64 (rng) % 4) {
+  case 0: {
+    uint64_t value = rand64 (rng) % 3 == 0 ? 0 : rand64 (rng);
+    for (size_t i = 0; i < len; i++)
+      buf[i] = value >> (8 * (i % 8));
+    break;
+  }
+  case 1:
+    for (size_t i = 0; i < len; i++)
+      buf[i] = rand64 (rng);
+    break;
+  default:
+    for (size_t done = 0; done < len;) {
+      size_t page = rand64 (rng) % corpus.pages;
+      size_t n = len - done < CSWAP_PAGE_SIZE ? len - done : CSWAP_PAGE_SIZE;
+      memcpy (buf + done, pagefile_page (&corpus, page), n);
+      done += n;
+    }
+  }
+}
+
+static struct store *
+make_store (uint64_t size_bytes, enum codec_id codec, uint64_t pool_limit)
+{
+  struct store_config config = {
+    .size_bytes = size_bytes,
+    .codec = { codec, codec_default_level (codec) },
+    .pool_limit_bytes = pool_limit,
+  };
+  struct store *store = store_create (&config);
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", strerror (errno));
+  return store;
+}
+
+/* One thread's share of the device: random operations on [BASE, BASE+LEN)
+ * checked against its own reference copy.
+ */
+struct region_worker {
+  struct store *store;
+  uint64_t base, len;
+  unsigned long ops;
+  uint64_t seed;
+  unsigned char *reference;
+  unsigned long mismatches, errors;
+};
+
+static void *
+random_ops (void *opaque)
+{
+  struct region_worker *w = opaque;
+  uint64_t rng = w->seed;
+  size_t max_io = 3 * CSWAP_PAGE_SIZE;
+  unsigned char *buf = malloc (max_io);
+
+  for (unsigned long op = 0; op < w->ops; op++) {
+    /* Half the requests are page-aligned whole pages, as swap sends them;
+     * the rest any offset and length, down to one byte.
+     */
+    uint64_t off, len;
+    if (rand64 (&rng) % 2) {
+      off = rand64 (&rng) % (w->len / CSWAP_PAGE_SIZE) * CSWAP_PAGE_SIZE;
+      len = CSWAP_PAGE_SIZE;
+    }
+    else {
+      off = rand64 (&rng) % w->len;
+      len = 1 + rand64 (&rng) % max_io;
+      if (len > w->len - off)
+        len = w->len - off;
+    }
+    switch (rand64 (&rng) % 5) {
+    case 0: case 1:
+      fill_random (&rng, buf, len);
+      if (store_write (w->store, buf, len, w->base + off) == 0)
+        memcpy (w->reference + off, buf, len);
+      else
+        w->errors++;
+      break;
+    case 2:
+      if (store_zero (w->store, len, w->base + off) == 0)
+        memset (w->reference + off, 0, len);
+      else
+        w->errors++;
+      break;
+    default:
+      if (store_read (w->store, buf, len, w->base + off) != 0)
+        w->errors++;
+      else if (memcmp (buf, w->reference + off, len) != 0)
+        w->mismatches++;
+    }
+  }
+  free (buf);
+  return NULL;
+}
+
+static unsigned long
+verify_region (struct region_worker *w)
+{
+  unsigned char *image = malloc (w->len);
+  unsigned long bad = 0;
+
+  if (store_read (w->store, image, w->len, w->base) != 0)
+    bad++;
+  else
+    for (uint64_t p = 0; p < w->len; p += CSWAP_PAGE_SIZE)
+      if (memcmp (image + p, w->reference + p, CSWAP_PAGE_SIZE) != 0)
+        bad++;
+  free (image);
+  return bad;
+}
+
+static atomic_bool stop_compacting;
+
+#define MAX_THREADS 4
+
+static void *
+compact_loop (void *opaque)
+{
+  struct store *store = opaque;
+  struct zs_compact_result r;
+
+  while (!atomic_load (&stop_compacting))
+    store_compact (store, &r);
+  return NULL;
+}
+
+static void
+test_model (unsigned threads, bool compacting, enum codec_id codec)
+{
+  const uint64_t region = 256 * CSWAP_PAGE_SIZE;
+  struct store *store = make_store (threads * region, codec, 0);
+  struct region_worker w[MAX_THREADS];
+  pthread_t tid[MAX_THREADS], compactor;
+  unsigned long mismatches = 0, errors = 0, final_bad = 0;
+
+  atomic_store (&stop_compacting, false);
+  if (compacting)
+    pthread_create (&compactor, NULL, compact_loop, store);
+  for (unsigned t = 0; t < threads; t++) {
+    w[t] = (struct region_worker) {
+      .store = store, .base = t * region, .len = region,
+      .ops = 200000 / threads / scale, .seed = 0x9e3779b97f4a7c15ull * (t + 1),
+      .reference = calloc (1, region),
+    };
+    pthread_create (&tid[t], NULL, random_ops, &w[t]);
+  }
+  for (unsigned t = 0; t < threads; t++) {
+    pthread_join (tid[t], NULL);
+    mismatches += w[t].mismatches;
+    errors += w[t].errors;
+  }
+  atomic_store (&stop_compacting, true);
+  if (compacting)
+    pthread_join (compactor, NULL);
+  for (unsigned t = 0; t < threads; t++) {
+    final_bad += verify_region (&w[t]);
+    free (w[t].reference);
+  }
+  ok (errors == 0 && mismatches == 0 && final_bad == 0,
+      "%s, %u thread(s)%s: random reads/writes/zeroes of any offset and "
+      "length match the reference (%lu mismatches, %lu errors, %lu bad pages "
+      "at the end)", codec_name (codec), threads,
+      compacting ? " with compaction running" : "", mismatches, errors,
+      final_bad);
+  ok (zs_pool_check (store_pool (store)) == 0,
+      "allocator invariants hold afterwards");
+  store_destroy (store);
+}
+
+static void
+test_corpus (enum codec_id codec)
+{
+  uint64_t pages = corpus.pages;
+  struct store *store = make_store (pages * CSWAP_PAGE_SIZE, codec, 0);
+  struct store_stats s;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  size_t same = 0, bad = 0, errors = 0;
+  uint64_t value;
+
+  for (uint64_t i = 0; i < pages; i++) {
+    if (page_is_same_filled (pagefile_page (&corpus, i), &value))
+      same++;
+    if (store_write (store, pagefile_page (&corpus, i), CSWAP_PAGE_SIZE,
+                     i * CSWAP_PAGE_SIZE))
+      errors++;
+  }
+  for (uint64_t i = 0; i < pages; i++) {
+    if (store_read (store, page, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE))
+      errors++;
+    else if (memcmp (page, pagefile_page (&corpus, i), CSWAP_PAGE_SIZE))
+      bad++;
+  }
+  store_stats (store, &s);
+  ok (errors == 0 && bad == 0, "%s: every corpus page reads back exact",
+      codec_name (codec));
+  ok (s.pages_stored == pages && s.same_filled_pages == same,
+      "%s: counters: %llu pages stored, %llu same-filled, %llu huge",
+      codec_name (codec), (unsigned long long) s.pages_stored,
+      (unsigned long long) s.same_filled_pages,
+      (unsigned long long) s.huge_pages);
+  double per_page = (double) s.metadata_bytes / s.pages_stored;
+  ok (per_page <= 16.0, "%s: metadata %.2f bytes per stored page (<= 16), "
+      "effective ratio %.3f", codec_name (codec), per_page,
+      (double) s.original_bytes / (s.pool_bytes + s.metadata_bytes));
+
+  /* Zeroing everything gives every byte of pool memory back. */
+  ok (store_zero (store, pages * CSWAP_PAGE_SIZE, 0) == 0, "zero the device");
+  store_stats (store, &s);
+  ok (s.pages_stored == 0 && s.pool_bytes == 0 && s.compressed_bytes == 0,
+      "%s: after zeroing the whole device nothing is stored (%llu pages, "
+      "%llu pool bytes)", codec_name (codec),
+      (unsigned long long) s.pages_stored, (unsigned long long) s.pool_bytes);
+  store_destroy (store);
+}
+
+static void
+test_pool_limit (void)
+{
+  const uint64_t limit = 1 << 20, pages = 4096;
+  struct store *store = make_store (pages * CSWAP_PAGE_SIZE, CODEC_LZ4, limit);
+  struct store_stats s;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  bool *written = calloc (pages, sizeof *written);
+  uint64_t first_refused = pages, bad = 0, value;
+
+  for (uint64_t i = 0; i < pages; i++) {
+    const unsigned char *data = pagefile_page (&corpus, i % corpus.pages);
+    int r = store_write (store, data, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+    if (r == 0)
+      written[i] = true;
+    else if (r == -ENOSPC && first_refused == pages)
+      first_refused = i;
+  }
+  store_stats (store, &s);
+  ok (first_refused < pages && s.failed_writes > 0 && s.pool_limit_hits > 0,
+      "writes past the pool limit fail with ENOSPC (first at page %llu, "
+      "%llu refused)", (unsigned long long) first_refused,
+      (unsigned long long) s.failed_writes);
+  ok (s.pool_bytes <= limit + 16 * CSWAP_PAGE_SIZE,
+      "pool stays at the limit: %llu bytes for a %llu-byte limit",
+      (unsigned long long) s.pool_bytes, (unsigned long long) limit);
+  for (uint64_t i = 0; i < pages; i++) {
+    const unsigned char *data = pagefile_page (&corpus, i % corpus.pages);
+    store_read (store, page, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+    if (written[i] ? memcmp (page, data, CSWAP_PAGE_SIZE) != 0
+        : !(page_is_same_filled (page, &value) && value == 0))
+      bad++;
+  }
+  ok (bad == 0, "every page written before the limit is intact, every "
+      "refused one reads as zeros");
+
+  /* Refused overwrites keep the old data. */
+  unsigned char noise[CSWAP_PAGE_SIZE];
+  for (size_t i = 0; i < sizeof noise; i++)
+    noise[i] = i * 7919 % 251;
+  int r = store_write (store, noise, CSWAP_PAGE_SIZE, 0);
+  store_read (store, page, CSWAP_PAGE_SIZE, 0);
+  ok (r == -ENOSPC && memcmp (page, pagefile_page (&corpus, 0), CSWAP_PAGE_SIZE) == 0,
+      "a refused overwrite leaves the old page in place");
+
+  /* Freeing room lets writes through again. */
+  store_zero (store, first_refused / 2 * CSWAP_PAGE_SIZE, 0);
+  ok (store_write (store, noise, CSWAP_PAGE_SIZE, 0) == 0,
+      "after a trim, writes succeed again");
+  free (written);
+  store_destroy (store);
+}
+
+static void
+test_codec_change (void)
+{
+  const uint64_t pages = 512;
+  struct store *store = make_store (pages * CSWAP_PAGE_SIZE, CODEC_LZ4, 0);
+  struct codec_config zstd = { CODEC_ZSTD, 3 }, bad_level = { CODEC_ZSTD, 99 }, got;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  uint64_t bad = 0;
+
+  for (uint64_t i = 0; i < pages; i++) {
+    if (i == pages / 2)
+      store_set_codec (store, &zstd);
+    store_write (store, pagefile_page (&corpus, i), CSWAP_PAGE_SIZE,
+                 i * CSWAP_PAGE_SIZE);
+  }
+  for (uint64_t i = 0; i < pages; i++) {
+    store_read (store, page, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+    if (memcmp (page, pagefile_page (&corpus, i), CSWAP_PAGE_SIZE))
+      bad++;
+  }
+  ok (bad == 0, "pages written before and after a codec change read back");
+  ok (store_set_codec (store, &bad_level) == -EINVAL, "a bad level is refused");
+  store_get_codec (store, &got);
+  ok (got.id == CODEC_ZSTD && got.level == 3, "and the codec is unchanged");
+  store_destroy (store);
+}
+
+static void
+test_bad_input (void)
+{
+  const uint64_t size = 16 * CSWAP_PAGE_SIZE;
+  struct store *store = make_store (size, CODEC_LZ4, 0);
+  unsigned char buf[2 * CSWAP_PAGE_SIZE] = { 1 };
+  struct store_stats s;
+
+  ok (store_read (store, buf, 1, size) == -EINVAL, "read past the end: EINVAL");
+  ok (store_write (store, buf, 2, size - 1) == -EINVAL,
+      "write straddling the end: EINVAL");
+  ok (store_zero (store, UINT64_MAX, 4096) == -EINVAL,
+      "zero with an overflowing length: EINVAL");
+  ok (store_write (store, buf, 0, size) == 0, "an empty write at the end is fine");
+  store_stats (store, &s);
+  ok (s.pages_stored == 0, "refused requests stored nothing");
+  store_destroy (store);
+
+  struct store_config bad[] = {
+    { .size_bytes = 0, .codec = { CODEC_LZ4, 0 } },
+    { .size_bytes = 4097, .codec = { CODEC_LZ4, 0 } },
+    { .size_bytes = 4096, .codec = { CODEC_LZ4, 5 } },
+    { .size_bytes = 4096, .codec = { CODEC_ZSTD, 1 }, .huge_threshold_bytes = 5000 },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    errno = 0;
+    ok (store_create (&bad[i]) == NULL && errno == EINVAL,
+        "bad configuration %zu is refused with EINVAL", i);
+  }
+}
+
+int
+main (void)
+{
+  const char *path = getenv ("CSWAP_CORPUS");
+  const char *scale_env = getenv ("CSWAP_TEST_SCALE");
+
+  if (scale_env && atoi (scale_env) > 0)
+    scale = atoi (scale_env);
+  if (path == NULL || pagefile_load (path, &corpus) == -1)
+    tap_skip_all ("no corpus (set CSWAP_CORPUS)");
+  test_bad_input ();
+  test_model (1, false, CODEC_LZ4);
+  test_model (1, true, CODEC_ZSTD);
+  test_model (4, true, CODEC_LZ4);
+  test_corpus (CODEC_LZ4);
+  test_corpus (CODEC_ZSTD);
+  test_pool_limit ();
+  test_codec_change ();
+  pagefile_free (&corpus);
+  return tap_done ();
+}
