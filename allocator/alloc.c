@@ -67,8 +67,11 @@ zs_free (struct zs_pool *pool, zs_handle handle)
 {
   uint32_t id = handle_zspage_id (handle);
   struct zspage *zspage = zspage_desc (pool, id);
-  struct size_class *class = &pool->classes[zspage->class_index];
+  struct size_class *class;
 
+  if (handle == ZS_HANDLE_NONE)  /* like free (NULL) */
+    return;
+  class = &pool->classes[zspage->class_index];
   pthread_mutex_lock (&class->lock);
   obj_free_slot (pool, class, id, handle_obj_index (handle));
   class->objects_used--;

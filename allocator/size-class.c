@@ -23,7 +23,7 @@ raw_class_size (unsigned raw)
   return ZS_MIN_CLASS_SIZE + raw * ZS_CLASS_DELTA;
 }
 
-unsigned
+static unsigned
 chain_pages_least_waste (unsigned size_bytes, unsigned max_pages)
 {
   unsigned best_pages = 1;

@@ -290,8 +290,6 @@ class_pages_freeable (const struct size_class *class)
 
 /* size-class.c */
 extern void size_classes_init (struct zs_pool *pool);
-extern unsigned chain_pages_least_waste (unsigned size_bytes,
-                                         unsigned max_pages);
 extern struct size_class *size_class_for_request (struct zs_pool *pool,
                                                   size_t size_bytes);
 

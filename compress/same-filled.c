@@ -12,17 +12,29 @@
 
 #define WORDS_PER_PAGE (CSWAP_PAGE_SIZE / sizeof (uint64_t))
 
+/* Pages come straight from the front end's buffer, which need not be
+ * 8-byte aligned (an unaligned FUSE or NBD request): every access goes
+ * through memcpy, which the compiler turns into a plain load or store.
+ */
+static inline uint64_t
+load_word (const unsigned char *page, size_t i)
+{
+  uint64_t word;
+  memcpy (&word, page + i * sizeof word, sizeof word);
+  return word;
+}
+
 bool
 page_is_same_filled (const void *page, uint64_t *value)
 {
-  const uint64_t *word = page;
-  uint64_t first = word[0];
+  const unsigned char *bytes = page;
+  uint64_t first = load_word (bytes, 0);
 
   /* Most pages differ early: test the last word first, then the rest. */
-  if (word[WORDS_PER_PAGE - 1] != first)
+  if (load_word (bytes, WORDS_PER_PAGE - 1) != first)
     return false;
   for (size_t i = 1; i < WORDS_PER_PAGE - 1; i++)
-    if (word[i] != first)
+    if (load_word (bytes, i) != first)
       return false;
   *value = first;
   return true;
@@ -31,12 +43,12 @@ page_is_same_filled (const void *page, uint64_t *value)
 void
 page_fill (void *page, uint64_t value)
 {
-  uint64_t *word = page;
+  unsigned char *bytes = page;
 
   if (value == 0) {
     memset (page, 0, CSWAP_PAGE_SIZE);
     return;
   }
   for (size_t i = 0; i < WORDS_PER_PAGE; i++)
-    word[i] = value;
+    memcpy (bytes + i * sizeof value, &value, sizeof value);
 }

@@ -291,6 +291,7 @@ main (int argc, char *argv[])
   }
   if (fuse.show_version) {
     printf ("%s %s\n", PROGRAM_NAME, CSWAP_VERSION);
+    fflush (stdout);            /* libfuse runs fusermount3 to print its own */
     fuse_lowlevel_version ();
     status = EXIT_SUCCESS;
     goto out;

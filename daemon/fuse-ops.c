@@ -64,14 +64,11 @@ fill_attr (struct fuse_device *device, fuse_ino_t ino, struct stat *st)
     st->st_nlink = 2;
   }
   else {
-    struct store_stats stats;
-
-    store_stats (device->store, &stats);
     st->st_mode = S_IFREG | 0600;
     st->st_nlink = 1;
     st->st_size = store_size (device->store);
     /* Like a sparse file: only the pages that hold data count. */
-    st->st_blocks = stats.original_bytes / 512;
+    st->st_blocks = store_pages_stored (device->store) * (CSWAP_PAGE_SIZE / 512);
   }
 }
 
@@ -349,20 +346,18 @@ static void
 device_statfs (fuse_req_t req, fuse_ino_t ino)
 {
   struct store *store = request_device (req)->store;
-  struct store_stats stats;
-  uint64_t device_pages;
+  uint64_t device_pages, pages_stored = store_pages_stored (store);
   struct statvfs sv;
 
   (void) ino;
-  store_stats (store, &stats);
   device_pages = store_size (store) / CSWAP_PAGE_SIZE;
   /* f_bsize is also the discard granularity a loop device takes. */
   sv = (struct statvfs) {
     .f_bsize = CSWAP_PAGE_SIZE,
     .f_frsize = CSWAP_PAGE_SIZE,
     .f_blocks = device_pages,
-    .f_bfree = device_pages - stats.pages_stored,
-    .f_bavail = device_pages - stats.pages_stored,
+    .f_bfree = device_pages - pages_stored,
+    .f_bavail = device_pages - pages_stored,
     .f_files = 2,
     .f_namemax = sizeof SWAP_NAME - 1,
   };

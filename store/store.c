@@ -457,6 +457,14 @@ store_zero (struct store *store, uint64_t count, uint64_t offset)
   return for_each_page (store, OP_ZERO, NULL, count, offset);
 }
 
+uint64_t
+store_pages_stored (struct store *store)
+{
+  return counter_get (&store->count.same_filled_pages)
+    + counter_get (&store->count.huge_pages)
+    + counter_get (&store->count.compressed_pages);
+}
+
 void
 store_stats (struct store *store, struct store_stats *s)
 {
@@ -481,7 +489,7 @@ store_stats (struct store *store, struct store_stats *s)
     .read_errors = counter_get (&store->count.read_errors),
     .pool_limit_hits = counter_get (&store->count.pool_limit_hits),
   };
-  s->pages_stored = s->same_filled_pages + s->huge_pages + s->compressed_pages;
+  s->pages_stored = store_pages_stored (store);
   s->original_bytes = s->pages_stored * CSWAP_PAGE_SIZE;
 }
 

@@ -73,6 +73,11 @@ struct store_stats {
 };
 extern void store_stats (struct store *store, struct store_stats *stats);
 
+/* Pages not absent: from counters only, no lock taken, so it is cheap
+ * enough for every FUSE getattr (store_stats takes every allocator lock).
+ */
+extern uint64_t store_pages_stored (struct store *store);
+
 /* Runs compaction now.  Returns 0, or -EBUSY when one is already running. */
 struct zs_compact_result;
 extern int store_compact (struct store *store, struct zs_compact_result *result);

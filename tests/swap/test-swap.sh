@@ -1,0 +1,76 @@
+#!/bin/bash
+# cswap end to end: the kernel swaps to cswap through one front end,
+#   nbdkit  nbdkit + the cswap plugin -> nbdfuse -> loop
+#   fuse    cswap-fuse -> loop
+# then losetup --direct-io=on, mkswap, swapon --discard=pages, and a
+# workload three times its memory cgroup's limit, every byte it reads
+# verified.  Afterwards, with the workload gone and swap off, the daemon
+# must hold (almost) nothing: the kernel's discards freed the slots.
+#
+# Usage: test-swap.sh nbdkit|fuse [DEVICE-OPTION=VALUE…]
+# Root only; bounded in time; everything torn down in the EXIT trap.
+set -uo pipefail
+source "$(dirname "$0")/swap-lib.sh"
+
+front_end=${1:?usage: $0 nbdkit|fuse [OPTION=VALUE…]}
+shift
+device_options=(size=1G "$@")
+limit_mib=${SWAP_TEST_LIMIT_MIB:-128}
+size_mib=${SWAP_TEST_SIZE_MIB:-384}
+seconds=${SWAP_TEST_SECONDS:-20}
+
+require_root
+require_cmd losetup mkswap swapon fusermount3
+[[ -e /dev/fuse ]] || skip_all "no /dev/fuse"
+: "${CSWAP_BUILD_ROOT:?run through meson test}"
+work=$CLEANUP_DIR/$front_end
+mkdir -p "$work/mnt"
+log=$work/daemon.log
+
+# Starts the front end; sets device_file and daemon_pid.
+case $front_end in
+  nbdkit)
+    require_cmd nbdkit nbdfuse
+    nbdkit --foreground --exit-with-parent --unix "$work/sock" \
+      --pidfile "$work/nbdkit.pid" \
+      "$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so" \
+      "${device_options[@]}" 2>"$log" &
+    daemon_pid=$!
+    cleanup_push stop_daemon "$daemon_pid"
+    wait_for "[[ -s $work/nbdkit.pid ]]" 20 || bail_out "nbdkit did not start: $(cat "$log")"
+    nbdfuse -P "$work/nbdfuse.pid" "$work/mnt/swap" --unix "$work/sock" &
+    cleanup_push fuse_unmount "$work/mnt" $!
+    wait_for "[[ -s $work/nbdfuse.pid ]]" 20 || bail_out "nbdfuse did not mount"
+    ;;
+  fuse)
+    fuse_args=()
+    for option in "${device_options[@]}"; do fuse_args+=(-o "$option"); done
+    "$CSWAP_BUILD_ROOT/daemon/cswap-fuse" -f "${fuse_args[@]}" "$work/mnt" 2>"$log" &
+    daemon_pid=$!
+    cleanup_push fuse_unmount "$work/mnt" "$daemon_pid"
+    wait_for "[[ -e $work/mnt/swap ]]" 20 || bail_out "cswap-fuse did not mount: $(cat "$log")"
+    ;;
+  *)
+    bail_out "unknown front end $front_end"
+    ;;
+esac
+device_file=$work/mnt/swap
+
+dev=$(attach_loop "$device_file") || exit
+swap_on "$dev"
+diag "swapping to $dev -> $front_end (pid $daemon_pid) ${device_options[*]}"
+run_swap_workload "$front_end" "$limit_mib" "$size_mib" "$seconds"
+
+# Tear down in order now, so that the daemon's exit stats can be read.
+cleanup_run_now
+stats=$(grep '^cswap: stats' "$log")
+diag "$stats"
+stat_field () {
+  sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats"
+}
+stored=$(stat_field pages_stored)
+failed=$(stat_field failed_writes)
+check "after swapoff $front_end holds ${stored:-?} pages (≤ 16: the swap header and little else)" \
+  test "${stored:-999999}" -le 16
+check "no write failed in $front_end (${failed:-?})" test "${failed:-1}" -eq 0
+tap_done
