@@ -47,7 +47,7 @@ zs_malloc (struct zs_pool *pool, size_t size, uint32_t cookie)
   }
   pthread_mutex_unlock (&class->lock);
 
-  id = zspage_id_alloc (pool);
+  id = zspage_take (pool, class->pages_per_zspage);
   if (id == 0) {
     errno = ENOMEM;
     return ZS_HANDLE_NONE;
@@ -87,7 +87,7 @@ zs_free (struct zs_pool *pool, zs_handle handle)
   zspage_remove (pool, class, id);
   zspage_detach_empty (pool, class, id);
   pthread_mutex_unlock (&class->lock);
-  zspage_id_free (pool, id, class->pages_per_zspage);
+  zspage_give_back (pool, id, class->pages_per_zspage);
 }
 
 void *

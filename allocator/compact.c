@@ -100,7 +100,7 @@ putback_or_free (struct zs_pool *pool, struct size_class *class, uint32_t id)
   if (!zspage_putback (pool, class, id))
     return 0;
   pthread_mutex_unlock (&class->lock);
-  zspage_id_free (pool, id, class->pages_per_zspage);
+  zspage_give_back (pool, id, class->pages_per_zspage);
   pthread_mutex_lock (&class->lock);
   return class->pages_per_zspage;
 }

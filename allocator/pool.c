@@ -13,7 +13,8 @@
  * per class plus ZS_SPARE_ZSPAGES covers that.
  *
  * Lock order: owner lock -> class lock -> pool lock.  The pool lock guards
- * only the free-id list, the count of ids in use and the high-water id.
+ * the free-id list, the count of ids in use, the high-water id and the
+ * reserve (reserve.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,15 +35,33 @@ reserve (size_t bytes)
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* The one place that hands a zspage's memory back to the kernel.  It will
- * become an mmap(MAP_FIXED) over the range so that it also works under
- * mlockall, where MADV_DONTNEED fails on locked pages.
+/* The one place that hands a zspage's memory back to the kernel.  Under
+ * mlockall the pages are locked and MADV_DONTNEED refuses them (EINVAL):
+ * then a fresh anonymous mapping is put over the range instead, which
+ * frees them; it has the same flags as its neighbours, so the kernel
+ * merges it back into one mapping and vm.max_map_count is not consumed.
  */
-static void
+void
 release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
 {
+  void *base = zspage_base (pool, id);
+  size_t bytes = (size_t) pages * CSWAP_PAGE_SIZE;
+
+  if (madvise (base, bytes, MADV_DONTNEED) == -1 && errno == EINVAL)
+    mmap (base, bytes, PROT_READ | PROT_WRITE,
+          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+/* Faults in a new zspage's pages with one system call instead of one
+ * page fault each: on a virtual machine a fault is an exit to the
+ * hypervisor, and the store measured 10% of its write time in them.
+ * Failure (a kernel before 5.14) only means the pages fault in later.
+ */
+void
+populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
   madvise (zspage_base (pool, id), (size_t) pages * CSWAP_PAGE_SIZE,
-           MADV_DONTNEED);
+           MADV_POPULATE_WRITE);
 }
 
 struct zs_pool *
@@ -68,7 +87,10 @@ zs_pool_create (const struct zs_pool_config *config)
   pool->owner = config->owner;
   size_classes_init (pool);
 
-  capacity = config->max_objects + pool->class_count + ZS_SPARE_ZSPAGES;
+  pool->reserve_limit_pages = config->reserve_bytes / CSWAP_PAGE_SIZE;
+  /* The reserve holds ids too: at most one per page it may hold. */
+  capacity = config->max_objects + pool->class_count + ZS_SPARE_ZSPAGES
+    + pool->reserve_limit_pages;
   if (capacity > ZS_MAX_ZSPAGE_ID) {
     free (pool);
     errno = EINVAL;
@@ -94,6 +116,7 @@ zs_pool_create (const struct zs_pool_config *config)
   }
 
   pthread_mutex_init (&pool->lock, NULL);
+  pthread_cond_init (&pool->reserve_wanted_cond, NULL);
   for (unsigned i = 0; i < pool->class_count; i++)
     pthread_mutex_init (&pool->classes[i].lock, NULL);
   return pool;
@@ -106,17 +129,19 @@ zs_pool_destroy (struct zs_pool *pool)
     return;
   for (unsigned i = 0; i < pool->class_count; i++)
     pthread_mutex_destroy (&pool->classes[i].lock);
+  pthread_cond_destroy (&pool->reserve_wanted_cond);
   pthread_mutex_destroy (&pool->lock);
   munmap (pool->zspage_area, pool->zspage_area_bytes);
   munmap (pool->zspages, pool->zspages_bytes);
   free (pool);
 }
 
-/* Returns a free zspage id, or 0 when the reservation is exhausted. */
+/* Returns a free zspage id, or 0 when the reservation is exhausted.
+ * Pool lock held.
+ */
 uint32_t
-zspage_id_alloc (struct zs_pool *pool)
+zspage_id_alloc_locked (struct zs_pool *pool)
 {
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&pool->lock);
   uint32_t id = pool->free_id_head;
   uint32_t high_water_id;
 

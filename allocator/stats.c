@@ -44,6 +44,9 @@ zs_pool_stats (struct zs_pool *pool, struct zs_pool_stats *stats)
     stats->pages_used += class->zspages * class->pages_per_zspage;
   }
   stats->metadata_bytes = metadata_bytes (pool);
+  pthread_mutex_lock (&pool->lock);
+  stats->reserve_pages = pool->reserve_pages;
+  pthread_mutex_unlock (&pool->lock);
   stats->pages_compacted = atomic_load_explicit (&pool->pages_compacted,
                                                  memory_order_relaxed);
   stats->objects_moved = atomic_load_explicit (&pool->objects_moved,
@@ -247,12 +250,15 @@ zs_pool_check (struct zs_pool *pool)
     }
     listed_free_ids++;
   }
-  /* Ids in flight (zs-internal.h) are neither live nor listed. */
+  /* Ids in flight (zs-internal.h) and in the reserve are neither live
+   * nor listed free.
+   */
   CHECK (listed_free_ids + pool->ids_in_use == high_water_id
          && high_water_id - not_live_ids <= pool->ids_in_use,
          "%u free ids listed, %u in use, %u live, high water %u",
          listed_free_ids, pool->ids_in_use, high_water_id - not_live_ids,
          high_water_id);
+  reserve_check (pool, &failed);
   for (unsigned i = 0; i < pool->class_count; i++) {
     if (!check_class_lists (pool, &pool->classes[i], &tallies[i],
                             high_water_id))

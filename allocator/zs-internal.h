@@ -69,9 +69,9 @@ _Static_assert (ZS_MAX_ZSPAGE_ID <= UINT32_MAX, "zspage ids are 32 bits");
  * before the zspage's first handle is handed out and not changed while
  * any object in it is live, is read by zs_object() without a lock.  A
  * free descriptor is protected by the pool lock and links the free-id
- * list through link.next_id.  Between zspage_id_alloc and zspage_attach,
- * and between zspage_detach_empty and zspage_id_free, an id is in flight:
- * neither live nor on the free list.
+ * list through link.next_id.  Between zspage_take and zspage_attach,
+ * and between zspage_detach_empty and zspage_give_back, an id is in
+ * flight: neither live nor on the free list nor in the reserve.
  */
 struct zspage {
   union {
@@ -229,7 +229,17 @@ struct zs_pool {
   pthread_mutex_t lock;
   /* Protected by lock. */
   uint32_t free_id_head;        /* free-id list through link.next_id */
-  uint32_t ids_in_use;          /* handed out by zspage_id_alloc */
+  uint32_t ids_in_use;          /* handed out by zspage_id_alloc_locked */
+  /* The reserve (reserve.c): warm zspage ids by page count, linked
+   * through link.next_id, neither live nor on the free-id list.
+   */
+  uint32_t reserve_head[ZS_MAX_PAGES_PER_ZSPAGE + 1];
+  uint32_t reserve_count[ZS_MAX_PAGES_PER_ZSPAGE + 1];
+  uint64_t reserve_pages, reserve_limit_pages;
+  uint32_t reserve_wanted;      /* bit k: a class of k-page zspages missed */
+  pthread_cond_t reserve_wanted_cond;
+  bool refill_running, refill_stop;
+  pthread_t refill_thread;
   /* Written under lock; read without it by the statistics. */
   _Atomic uint32_t high_water_id;
 
@@ -294,7 +304,15 @@ extern struct size_class *size_class_for_request (struct zs_pool *pool,
                                                   size_t size_bytes);
 
 /* pool.c */
-extern uint32_t zspage_id_alloc (struct zs_pool *pool);
+extern uint32_t zspage_id_alloc_locked (struct zs_pool *pool);
+extern void populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
+extern void release_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
+/* reserve.c */
+extern uint32_t zspage_take (struct zs_pool *pool, unsigned pages);
+extern void zspage_give_back (struct zs_pool *pool, uint32_t id,
+                              unsigned pages);
+extern void reserve_check (struct zs_pool *pool, bool *failed);
+
 extern void zspage_id_free (struct zs_pool *pool, uint32_t id,
                             unsigned pages);
 

@@ -81,6 +81,11 @@ struct zs_pool_config {
   uint64_t max_objects;
   const struct zs_owner_ops *owner_ops; /* required for compaction */
   void *owner;
+  /* Warm memory kept for new zspages (see zs_pool_start_refill): empty
+   * zspages are kept here rather than given back to the kernel until it
+   * holds this much.  0: none, every empty zspage's pages are released.
+   */
+  uint64_t reserve_bytes;
 };
 
 struct zs_pool;
@@ -88,6 +93,17 @@ struct zs_pool;
 /* Returns NULL with errno set on failure (EINVAL for a bad config). */
 extern struct zs_pool *zs_pool_create (const struct zs_pool_config *config);
 extern void zs_pool_destroy (struct zs_pool *pool);
+
+/* The reserve: a new zspage takes warm pages from it when it can, and
+ * otherwise pays for the kernel to find, zero and map them on the spot.
+ * zs_pool_start_refill starts a thread that keeps it filled ahead of
+ * demand with pages already faulted in, so that an allocation, which may
+ * be serving a swap-out, does not wait for the kernel to find free memory.
+ * Start it after any fork (threads do not survive one); stop it before
+ * zs_pool_destroy.  Returns 0, or -1 with errno set.
+ */
+extern int zs_pool_start_refill (struct zs_pool *pool);
+extern void zs_pool_stop_refill (struct zs_pool *pool);
 
 /* Allocates an object of SIZE bytes (1..ZS_MAX_OBJECT_SIZE) owned by
  * COOKIE (<= ZS_MAX_OWNER_COOKIE).  Returns ZS_HANDLE_NONE with errno set:
@@ -119,6 +135,7 @@ struct zs_pool_stats {
   uint64_t pages_used;          /* 4 KiB pages held by zspages */
   uint64_t zspages;
   uint64_t metadata_bytes;      /* every other byte the pool uses */
+  uint64_t reserve_pages;       /* warm pages kept for new zspages */
   uint64_t pages_compacted;     /* freed by compaction, since creation */
   uint64_t objects_moved;       /* by compaction, since creation */
 };

@@ -116,7 +116,7 @@ zspage_fix_fullness (struct zs_pool *pool, struct size_class *class,
 
 /* Makes the class forget an empty zspage, which is already off the lists
  * (removed or isolated).  The caller then drops the class lock and calls
- * zspage_id_free.
+ * zspage_give_back.
  */
 void
 zspage_detach_empty (struct zs_pool *pool, struct size_class *class,

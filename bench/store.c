@@ -20,6 +20,8 @@
 #include "page.h"
 #include "store.h"
 
+#define RAW_REPEAT 3
+
 struct run {
   struct store *store;
   const struct pagefile *pf;
@@ -96,20 +98,29 @@ raw_codec_speed (const struct codec_config *codec, const struct pagefile *pf,
   unsigned char *packed = malloc (pf->pages * CSWAP_PAGE_SIZE);
   size_t *len = malloc (pf->pages * sizeof *len);
   unsigned char out[CSWAP_PAGE_SIZE];
-  uint64_t bytes = (uint64_t) pf->pages * CSWAP_PAGE_SIZE, start;
+  uint64_t bytes = (uint64_t) pf->pages * CSWAP_PAGE_SIZE;
 
-  /* Fault the output in first: the store's pool is warm too, mostly. */
+  /* Fault the output in first, and keep the best of RAW_REPEAT passes:
+   * one pass is at the mercy of whatever else the machine does.
+   */
   memset (packed, 0, pf->pages * CSWAP_PAGE_SIZE);
-  start = bench_now_ns ();
-  for (size_t i = 0; i < pf->pages; i++)
-    len[i] = codec_compress_page (codec, pagefile_page (pf, i),
-                                  packed + i * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE);
-  *compress_mbps = bench_mbps (bytes, bench_now_ns () - start);
-  start = bench_now_ns ();
-  for (size_t i = 0; i < pf->pages; i++)
-    if (len[i])
-      codec_decompress_page (codec->id, packed + i * CSWAP_PAGE_SIZE, len[i], out);
-  *decompress_mbps = bench_mbps (bytes, bench_now_ns () - start);
+  *compress_mbps = *decompress_mbps = 0;
+  for (int pass = 0; pass < RAW_REPEAT; pass++) {
+    uint64_t start = bench_now_ns ();
+    for (size_t i = 0; i < pf->pages; i++)
+      len[i] = codec_compress_page (codec, pagefile_page (pf, i),
+                                    packed + i * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE);
+    double mbps = bench_mbps (bytes, bench_now_ns () - start);
+    if (mbps > *compress_mbps)
+      *compress_mbps = mbps;
+    start = bench_now_ns ();
+    for (size_t i = 0; i < pf->pages; i++)
+      if (len[i])
+        codec_decompress_page (codec->id, packed + i * CSWAP_PAGE_SIZE, len[i], out);
+    mbps = bench_mbps (bytes, bench_now_ns () - start);
+    if (mbps > *decompress_mbps)
+      *decompress_mbps = mbps;
+  }
   free (packed);
   free (len);
 }

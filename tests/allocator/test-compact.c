@@ -158,7 +158,7 @@ test_no_owner (void)
 int
 main (void)
 {
-  test_owner_init (&owner, COOKIES, 0);
+  test_owner_init (&owner, COOKIES, 0, 0);
   test_plain ();
   test_interference ();
   test_owner_fini (&owner);

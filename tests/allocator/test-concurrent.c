@@ -91,6 +91,8 @@ observer (void *arg)
   return NULL;
 }
 
+#define RESERVE_BYTES (1 << 20)
+
 int
 main (void)
 {
@@ -104,7 +106,11 @@ main (void)
     diag ("ThreadSanitizer: zs_pool_check left out");
   corpus_count = test_corpus_sizes (&corpus_sizes);
   worker_steps = WORKER_STEPS * test_scale ();
-  test_owner_init (&owner, COOKIES, 0);
+  /* With a reserve and its refill thread, so that they run against
+   * allocation, free and compaction too (and under ThreadSanitizer).
+   */
+  test_owner_init (&owner, COOKIES, 0, RESERVE_BYTES);
+  ok (zs_pool_start_refill (owner.pool) == 0, "the reserve's refill thread starts");
 
   pthread_create (&compactor_thread, NULL, compactor, NULL);
   pthread_create (&observer_thread, NULL, observer, NULL);
@@ -115,6 +121,7 @@ main (void)
   stop = true;
   pthread_join (compactor_thread, NULL);
   pthread_join (observer_thread, NULL);
+  zs_pool_stop_refill (owner.pool);
 
   zs_pool_stats (owner.pool, &stats);
   diag ("%" PRIu64 " compactions moved %" PRIu64 " objects, freed %" PRIu64
@@ -130,6 +137,9 @@ main (void)
   ok (test_owner_verify_all (&owner), "every object intact at the end");
   ok (!run_checks || zs_pool_check (owner.pool) == 0,
       "zs_pool_check passes at the end");
+  ok (stats.reserve_pages > 0 && stats.reserve_pages * 4096 <= RESERVE_BYTES,
+      "the reserve holds %" PRIu64 " warm pages, within its limit",
+      stats.reserve_pages);
 
   test_owner_fini (&owner);
   free (corpus_sizes);

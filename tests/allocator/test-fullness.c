@@ -123,7 +123,7 @@ main (void)
 {
   struct zs_class_stats stats;
 
-  test_owner_init (&owner, 1024, 0);
+  test_owner_init (&owner, 1024, 0, 0);
   zs_class_stats (owner.pool, 0, &stats);
   if (!ok (stats.size == 32 && stats.objects_per_zspage == 128,
            "class 0: 32 bytes, 128 objects per zspage"))

@@ -166,7 +166,7 @@ main (void)
 
   corpus_count = test_corpus_sizes (&corpus_sizes);
   diag ("%zu corpus sizes, scale %g", corpus_count, scale);
-  test_owner_init (&owner, COOKIES, 0);
+  test_owner_init (&owner, COOKIES, 0, 0);
 
   test_bad_arguments ();
   test_phase ("phase 1, checked every step", PHASE1_COOKIES,

@@ -48,11 +48,12 @@ static const struct zs_owner_ops test_owner_ops = {
 
 void
 test_owner_init (struct test_owner *owner, uint32_t cookies,
-                 unsigned max_pages_per_zspage)
+                 unsigned max_pages_per_zspage, uint64_t reserve_bytes)
 {
   struct zs_pool_config config = {
     .max_pages_per_zspage = max_pages_per_zspage, .max_objects = cookies,
     .owner_ops = &test_owner_ops, .owner = owner,
+    .reserve_bytes = reserve_bytes,
   };
 
   memset (owner, 0, sizeof *owner);

@@ -30,9 +30,12 @@ struct test_owner {
   _Atomic uint64_t retargets;
 };
 
-/* Makes the owner and its pool; exits on failure. */
+/* Makes the owner and its pool (with a reserve of RESERVE_BYTES of warm
+ * zspages); exits on failure.
+ */
 extern void test_owner_init (struct test_owner *owner, uint32_t cookies,
-                             unsigned max_pages_per_zspage);
+                             unsigned max_pages_per_zspage,
+                             uint64_t reserve_bytes);
 extern void test_owner_fini (struct test_owner *owner);
 
 extern void test_owner_lock (struct test_owner *owner, uint32_t cookie);

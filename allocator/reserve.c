@@ -1,0 +1,217 @@
+/* cswap allocator: the reserve of warm zspages.
+ *
+ * A new zspage needs pages_per_zspage fresh pages.  Getting them from the
+ * kernel on the spot means a page fault (or a populate call) per page,
+ * each of which may have to reclaim memory first: on the swap-out path
+ * that is the wait a swap device must not have, and on a virtual machine
+ * every first touch of a page is also an exit to the hypervisor (10% of
+ * the store's write time, measured).  So the pool keeps a reserve, in
+ * lists by page count:
+ *
+ *  - an empty zspage goes to the reserve instead of back to the kernel
+ *    while the reserve is below its limit (config.reserve_bytes), so a
+ *    store that swaps pages in and out reuses warm memory;
+ *  - a class that finds no zspage of its length in the reserve sets its
+ *    bit in reserve_wanted, and the refill thread, when running, tops up
+ *    each wanted length to an equal share of the limit with pages it has
+ *    faulted in ahead of demand.
+ *
+ * The reserve is bounded, counted (zs_pool_stats.reserve_pages), and not
+ * in pages_used: it is the pool's slack, not its live data.
+ *
+ * Lock order: owner lock -> class lock -> pool lock.  Everything here is
+ * under the pool lock except faulting pages in and giving them back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "zs-internal.h"
+
+/* Pops a warm zspage of PAGES pages, or returns 0.  Pool lock held. */
+static uint32_t
+reserve_pop_locked (struct zs_pool *pool, unsigned pages)
+{
+  uint32_t id = pool->reserve_head[pages];
+
+  if (id) {
+    pool->reserve_head[pages] = zspage_desc (pool, id)->link.next_id;
+    pool->reserve_count[pages]--;
+    pool->reserve_pages -= pages;
+  }
+  return id;
+}
+
+/* Pushes ID, with PAGES warm pages, unless the reserve is full: returns
+ * whether it did.  Pool lock held.
+ */
+static bool
+reserve_push_locked (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  if (pool->reserve_pages + pages > pool->reserve_limit_pages)
+    return false;
+  zspage_desc (pool, id)->link.next_id = pool->reserve_head[pages];
+  pool->reserve_head[pages] = id;
+  pool->reserve_count[pages]++;
+  pool->reserve_pages += pages;
+  return true;
+}
+
+uint32_t
+zspage_take (struct zs_pool *pool, unsigned pages)
+{
+  uint32_t id;
+
+  pthread_mutex_lock (&pool->lock);
+  id = reserve_pop_locked (pool, pages);
+  if (id) {
+    pthread_mutex_unlock (&pool->lock);
+    return id;
+  }
+  if (pool->reserve_limit_pages && !(pool->reserve_wanted & 1u << pages)) {
+    pool->reserve_wanted |= 1u << pages;
+    pthread_cond_signal (&pool->reserve_wanted_cond);
+  }
+  id = zspage_id_alloc_locked (pool);
+  pthread_mutex_unlock (&pool->lock);
+  if (id)
+    populate_pages (pool, id, pages);
+  return id;
+}
+
+void
+zspage_give_back (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  pthread_mutex_lock (&pool->lock);
+  bool kept = reserve_push_locked (pool, id, pages);
+  pthread_mutex_unlock (&pool->lock);
+  if (!kept)
+    zspage_id_free (pool, id, pages);
+}
+
+/* The length the refill thread should add a zspage of next, or 0 when
+ * every wanted length has its share.  Pool lock held.
+ */
+static unsigned
+length_to_refill_locked (struct zs_pool *pool)
+{
+  unsigned wanted_lengths = __builtin_popcount (pool->reserve_wanted);
+
+  if (wanted_lengths == 0)
+    return 0;
+  uint64_t share = pool->reserve_limit_pages / wanted_lengths;
+  for (unsigned pages = 1; pages <= pool->max_pages_per_zspage; pages++)
+    if ((pool->reserve_wanted & 1u << pages)
+        && (uint64_t) (pool->reserve_count[pages] + 1) * pages <= share
+        && pool->reserve_pages + pages <= pool->reserve_limit_pages)
+      return pages;
+  return 0;
+}
+
+/* Writes one byte in each page: populating maps the pages, but on a
+ * virtual machine with shadow page tables the first user write still
+ * traps; this thread takes that trap so that the allocating one does not.
+ */
+static void
+touch_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  volatile unsigned char *base = zspage_base (pool, id);
+
+  for (unsigned p = 0; p < pages; p++)
+    base[(size_t) p * CSWAP_PAGE_SIZE] = 0;
+}
+
+static void *
+refill_loop (void *opaque)
+{
+  struct zs_pool *pool = opaque;
+
+  pthread_mutex_lock (&pool->lock);
+  while (!pool->refill_stop) {
+    unsigned pages = length_to_refill_locked (pool);
+    uint32_t id = pages ? zspage_id_alloc_locked (pool) : 0;
+
+    if (id == 0) {
+      pthread_cond_wait (&pool->reserve_wanted_cond, &pool->lock);
+      continue;
+    }
+    pthread_mutex_unlock (&pool->lock);
+    populate_pages (pool, id, pages);
+    touch_pages (pool, id, pages);
+    pthread_mutex_lock (&pool->lock);
+    if (!reserve_push_locked (pool, id, pages)) {
+      /* The reserve filled up from frees meanwhile. */
+      pthread_mutex_unlock (&pool->lock);
+      zspage_id_free (pool, id, pages);
+      pthread_mutex_lock (&pool->lock);
+    }
+  }
+  pthread_mutex_unlock (&pool->lock);
+  return NULL;
+}
+
+int
+zs_pool_start_refill (struct zs_pool *pool)
+{
+  int r;
+
+  if (pool->refill_running || pool->reserve_limit_pages == 0)
+    return 0;
+  pool->refill_stop = false;
+  r = pthread_create (&pool->refill_thread, NULL, refill_loop, pool);
+  if (r) {
+    errno = r;
+    return -1;
+  }
+  pool->refill_running = true;
+  return 0;
+}
+
+void
+zs_pool_stop_refill (struct zs_pool *pool)
+{
+  if (!pool->refill_running)
+    return;
+  pthread_mutex_lock (&pool->lock);
+  pool->refill_stop = true;
+  pthread_cond_signal (&pool->reserve_wanted_cond);
+  pthread_mutex_unlock (&pool->lock);
+  pthread_join (pool->refill_thread, NULL);
+  pool->refill_running = false;
+}
+
+/* For zs_pool_check: the lists agree with the counters.  Pool lock held. */
+void
+reserve_check (struct zs_pool *pool, bool *failed)
+{
+  uint64_t pages_found = 0;
+
+  for (unsigned pages = 1; pages <= ZS_MAX_PAGES_PER_ZSPAGE; pages++) {
+    uint32_t listed = 0;
+    for (uint32_t id = pool->reserve_head[pages]; id;
+         id = zspage_desc (pool, id)->link.next_id) {
+      if (zspage_is_live (zspage_desc (pool, id))
+          || listed > pool->reserve_count[pages]) {
+        fprintf (stderr, "zs_pool_check: reserve list %u broken at %u\n",
+                 pages, id);
+        *failed = true;
+        return;
+      }
+      listed++;
+    }
+    if (listed != pool->reserve_count[pages]) {
+      fprintf (stderr, "zs_pool_check: reserve of %u-page zspages: %u "
+               "listed, counter %u\n", pages, listed,
+               pool->reserve_count[pages]);
+      *failed = true;
+    }
+    pages_found += (uint64_t) listed * pages;
+  }
+  if (pages_found != pool->reserve_pages
+      || pool->reserve_pages > pool->reserve_limit_pages) {
+    fprintf (stderr, "zs_pool_check: reserve holds %" PRIu64 " pages, "
+             "counter %" PRIu64 ", limit %" PRIu64 "\n", pages_found,
+             pool->reserve_pages, pool->reserve_limit_pages);
+    *failed = true;
+  }
+}
