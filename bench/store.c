@@ -34,6 +34,7 @@ struct worker {
   struct run *run;
   unsigned index;
   uint64_t errors;
+  uint64_t busy_ns;             /* in store calls only, not in checking */
 };
 
 static const unsigned char *
@@ -64,20 +65,26 @@ load_worker (void *opaque)
 
   for (uint64_t i = w->index; i < run->slots; i += run->threads) {
     uint64_t slot = run->order[i];
-    if (store_read (run->store, page, CSWAP_PAGE_SIZE, slot * CSWAP_PAGE_SIZE)
-        || memcmp (page, page_for_slot (run, slot), CSWAP_PAGE_SIZE))
+    uint64_t start = bench_now_ns ();
+    int r = store_read (run->store, page, CSWAP_PAGE_SIZE,
+                        slot * CSWAP_PAGE_SIZE);
+    w->busy_ns += bench_now_ns () - start;
+    if (r || memcmp (page, page_for_slot (run, slot), CSWAP_PAGE_SIZE))
       w->errors++;
   }
   return NULL;
 }
 
-/* Runs FN on RUN->threads threads; returns the wall time in ns. */
+/* Runs FN on RUN->threads threads; returns the wall time in ns, or, when
+ * the workers time their store calls themselves (busy_ns), the longest
+ * worker's busy time: checking what was read is not loading.
+ */
 static uint64_t
 run_threads (struct run *run, void *(*fn) (void *), uint64_t *errors)
 {
   pthread_t tid[2];
   struct worker w[2];
-  uint64_t start = bench_now_ns ();
+  uint64_t start = bench_now_ns (), busy_ns = 0;
 
   for (unsigned t = 0; t < run->threads; t++) {
     w[t] = (struct worker) { .run = run, .index = t };
@@ -86,8 +93,10 @@ run_threads (struct run *run, void *(*fn) (void *), uint64_t *errors)
   for (unsigned t = 0; t < run->threads; t++) {
     pthread_join (tid[t], NULL);
     *errors += w[t].errors;
+    if (w[t].busy_ns > busy_ns)
+      busy_ns = w[t].busy_ns;
   }
-  return bench_now_ns () - start;
+  return busy_ns ? busy_ns : bench_now_ns () - start;
 }
 
 /* The codec alone over every page once: compress, then decompress. */

@@ -19,7 +19,8 @@
  * run before the store is made.
  *
  * Locking: none.  main() is single-threaded until the loop starts, and the
- * loop's worker threads run only fuse-ops.c.
+ * loop's worker threads run only fuse-ops.c; the control thread
+ * (control/server.c, started after fuse_daemonize()) uses only the store.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,9 +33,12 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "config-file.h"
+#include "control.h"
 #include "fuse-ops.h"
 #include "options.h"
 #include "parse.h"
+#include "service-notify.h"
 #include "stats-line.h"
 
 #define PROGRAM_NAME "cswap-fuse"
@@ -52,6 +56,8 @@
 struct command_line {
   struct cswap_options device;
   const char *mountpoint;
+  struct cswap_service service; /* --config's service keys */
+  bool config_given;
   unsigned max_threads;         /* 0: libfuse's default or -o max_threads */
 };
 
@@ -65,6 +71,7 @@ struct command_line {
 
 enum {
   KEY_THREADS = MAX_DEVICE_OPTIONS,
+  KEY_CONFIG,
 };
 
 struct option_templates {
@@ -72,7 +79,7 @@ struct option_templates {
   char names[MAX_DEVICE_OPTIONS][MAX_OPTION_NAME];
   char long_forms[MAX_DEVICE_OPTIONS][MAX_OPTION_NAME + 3];
   char o_forms[MAX_DEVICE_OPTIONS][MAX_OPTION_NAME + 1];
-  struct fuse_opt opts[2 * MAX_DEVICE_OPTIONS + 4];
+  struct fuse_opt opts[2 * MAX_DEVICE_OPTIONS + 5];
 };
 
 static void
@@ -100,6 +107,7 @@ make_option_templates (struct option_templates *t)
     line = end ? end + 1 : line + strlen (line);
   }
   t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--threads ", KEY_THREADS);
+  t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--config ", KEY_CONFIG);
   /* libfuse's own long options, left for fuse_parse_cmdline(). */
   t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--help", FUSE_OPT_KEY_KEEP);
   t->opts[n++] = (struct fuse_opt) FUSE_OPT_KEY ("--version",
@@ -155,6 +163,17 @@ parse_argument (void *data, const char *arg, int key,
     }
     cl->max_threads = number;
     return 0;
+  case KEY_CONFIG:
+    /* Read in place: options before --config are overridden by the
+     * file, options after it override the file.
+     */
+    if (config_file_read (option_value (arg, "config"), &cl->device,
+                          &cl->service, &why) == -1) {
+      fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+      return -1;
+    }
+    cl->config_given = true;
+    return 0;
   default:
     if (options_set (&cl->device, templates.names[key],
                      option_value (arg, templates.names[key]), &why) == -1) {
@@ -182,7 +201,11 @@ usage (void)
   }
   printf ("\n%s options:\n"
           "    --threads=N            Most worker threads "
-          "(default: libfuse's max_threads)\n",
+          "(default: libfuse's max_threads)\n"
+          "    --config=FILE          Device options from FILE (cswap.conf(5));\n"
+          "                           options after it override the file,\n"
+          "                           and its mountpoint is the default\n"
+          "    --check-config FILE    Check FILE, print ok, exit 0 (or 1)\n",
           PROGRAM_NAME);
   fuse_cmdline_help ();
   fuse_lowlevel_help ();
@@ -263,6 +286,30 @@ serve (struct fuse_session *session, const struct fuse_cmdline_opts *fuse,
   return 0;
 }
 
+/* cswap-fuse --check-config FILE: the whole check, nothing started. */
+static int
+check_config_file (int argc, char *argv[])
+{
+  struct cswap_options options;
+  const char *path = argv[1] + strlen ("--check-config"), *why;
+
+  if (*path == '=')
+    path++;
+  else if (argc == 3)
+    path = argv[2];
+  if (*path == '\0' || argc > 3 || (argv[1][14] == '=' && argc != 2)) {
+    fprintf (stderr, "%s: usage: --check-config FILE\n", PROGRAM_NAME);
+    return EXIT_FAILURE;
+  }
+  options_init (&options);
+  if (config_file_load (path, &options, NULL, &why) == -1) {
+    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+    return EXIT_FAILURE;
+  }
+  printf ("ok\n");
+  return EXIT_SUCCESS;
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -271,11 +318,16 @@ main (int argc, char *argv[])
   struct command_line cl = { 0 };
   struct fuse_device device = { 0 };
   struct fuse_session *session = NULL;
+  struct control_server *control = NULL;
   bool mounted = false, handling_signals = false;
   int status = EXIT_FAILURE;
-  const char *why;
+  const char *why, *warning;
 
+  if (argc >= 2 && (strcmp (argv[1], "--check-config") == 0
+                    || strncmp (argv[1], "--check-config=", 15) == 0))
+    return check_config_file (argc, argv);
   options_init (&cl.device);
+  config_service_init (&cl.service);
   make_option_templates (&templates);
   /* fuse_opt_parse() leaves ARGS a copy that can grow; the defaults go
    * first so that the user's -o can override them.
@@ -296,6 +348,8 @@ main (int argc, char *argv[])
     status = EXIT_SUCCESS;
     goto out;
   }
+  if (cl.mountpoint == NULL && cl.config_given)
+    cl.mountpoint = cl.service.mountpoint;
   if (cl.mountpoint == NULL) {
     fprintf (stderr, "%s: no mount point given (see --help)\n", PROGRAM_NAME);
     goto out;
@@ -317,9 +371,17 @@ main (int argc, char *argv[])
     goto out;
   device.store = store_create (&cl.device.store);
   if (device.store == NULL) {
-    fprintf (stderr, "%s: creating the store: %m\n", PROGRAM_NAME);
+    fprintf (stderr, "%s: creating the store: %s\n", PROGRAM_NAME,
+             store_create_error ());
     goto out;
   }
+  if (control_server_open (&cl.device.ctl, PROGRAM_NAME, device.store,
+                           &control, &warning, &why) == -1) {
+    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+    goto out;
+  }
+  if (warning)
+    fprintf (stderr, "%s: warning: %s\n", PROGRAM_NAME, warning);
   if (fuse_set_signal_handlers (session) == -1)
     goto out;
   handling_signals = true;
@@ -328,11 +390,27 @@ main (int argc, char *argv[])
   mounted = true;
   if (fuse_daemonize (fuse.foreground) == -1)
     goto out;
+  /* After fuse_daemonize(): threads do not survive its fork. */
+  if (store_start_background (device.store)) {
+    fprintf (stderr, "%s: starting the writeback thread: %m\n", PROGRAM_NAME);
+    goto out;
+  }
+  if (control_server_start (control) == -1) {
+    fprintf (stderr, "%s: starting the control thread: %m\n", PROGRAM_NAME);
+    goto out;
+  }
+  /* The file is mounted and the loop about to serve: READY=1. */
+  if (service_notify_start (device.store) == -1) {
+    fprintf (stderr, "%s: starting the notify thread: %m\n", PROGRAM_NAME);
+    goto out;
+  }
 
   if (serve (session, &fuse, cl.max_threads) == 0)
     status = EXIT_SUCCESS;
 
  out:
+  service_notify_stop ();
+  control_server_stop (control);
   if (mounted)
     fuse_session_unmount (session);
   if (handling_signals)

@@ -6,24 +6,29 @@
  * at once, and flush has nothing to do because memory is the medium.
  *
  * Set-up that can fail (making the store) happens in .get_ready, where an
- * error still reaches the user before nbdkit starts serving; background
- * threads, when there are any, belong in .after_fork, because nbdkit forks
- * after .get_ready when it daemonizes or runs --run, and threads do not
- * survive a fork.
+ * error still reaches the user before nbdkit starts serving (the control
+ * socket is made there too); background threads (the control socket's)
+ * start in .after_fork, because nbdkit forks after .get_ready when it
+ * daemonizes or runs --run, and threads do not survive a fork.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "config-file.h"
+#include "control.h"
 #include "options.h"
 #include "page.h"
+#include "service-notify.h"
 #include "stats-line.h"
 #include "store.h"
 
 static struct cswap_options options;
 static struct store *store;
+static struct control_server *control; /* NULL: no control socket */
 
 static void
 cswap_load (void)
@@ -43,6 +48,8 @@ log_stats (void)
 static void
 cswap_unload (void)
 {
+  service_notify_stop ();
+  control_server_stop (control);
   if (store) {
     log_stats ();
     store_destroy (store);
@@ -54,6 +61,16 @@ cswap_config (const char *key, const char *value)
 {
   const char *why;
 
+  /* config=FILE (cswap.conf(5)): read in place, so that keys before it
+   * are overridden by the file and keys after it override the file.
+   */
+  if (strcmp (key, "config") == 0) {
+    if (config_file_read (value, &options, NULL, &why) == -1) {
+      nbdkit_error ("%s", why);
+      return -1;
+    }
+    return 0;
+  }
   if (options_set (&options, key, value, &why) == -1) {
     nbdkit_error ("%s", why);
     return -1;
@@ -76,9 +93,40 @@ cswap_config_complete (void)
 static int
 cswap_get_ready (void)
 {
+  const char *warning, *why;
+
   store = store_create (&options.store);
   if (store == NULL) {
-    nbdkit_error ("creating the store: %m");
+    nbdkit_error ("creating the store: %s", store_create_error ());
+    return -1;
+  }
+  /* The socket is made here, so that an error reaches the user; its
+   * thread starts in .after_fork.
+   */
+  if (control_server_open (&options.ctl, "cswap", store, &control, &warning,
+                           &why) == -1) {
+    nbdkit_error ("%s", why);
+    return -1;
+  }
+  if (warning)
+    fprintf (stderr, "cswap: warning: %s\n", warning);
+  return 0;
+}
+
+static int
+cswap_after_fork (void)
+{
+  if (store_start_background (store)) {
+    nbdkit_error ("starting the writeback thread: %m");
+    return -1;
+  }
+  if (control_server_start (control) == -1) {
+    nbdkit_error ("starting the control thread: %m");
+    return -1;
+  }
+  /* Under systemd: READY=1 (nbdkit listens already), STATUS=, WATCHDOG=1. */
+  if (service_notify_start (store) == -1) {
+    nbdkit_error ("starting the notify thread: %m");
     return -1;
   }
   return 0;
@@ -198,6 +246,7 @@ static struct nbdkit_plugin plugin = {
   .config_help = options_help,
   .magic_config_key = "size",
   .get_ready = cswap_get_ready,
+  .after_fork = cswap_after_fork,
   .dump_plugin = cswap_dump_plugin,
   .open = cswap_open,
   .get_size = cswap_get_size,

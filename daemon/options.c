@@ -21,7 +21,18 @@ const char options_help[] =
   "level=N                   zstd level, -7..19 (default 1).\n"
   "pool-limit=SIZE|N%        Most memory for compressed pages (default: none).\n"
   "huge-threshold=BYTES      Store pages raw from this compressed size up.\n"
-  "max-zspage-pages=N        Longest zspage chain, 1..16 (default 8).";
+  "max-zspage-pages=N        Longest zspage chain, 1..16 (default 8).\n"
+  "backing=PATH              Backing file or block device for cold pages.\n"
+  "backing-size=SIZE         Its size (default: the device's or file's).\n"
+  "backing-prealloc=yes|no   no: a thin file; the filesystem may fill up,\n"
+  "                          writeback then fails with ENOSPC and pages\n"
+  "                          stay in memory (default yes: fallocate).\n"
+  "accept-threshold=PERCENT  Writeback stops below this % of pool-limit (90).\n"
+  "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
+  "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
+  /* ctl-uid before ctl: cswap-fuse's --ctl would match --ctl-uid too. */
+  "ctl-uid=UID               A user besides root allowed on the socket.\n"
+  "ctl=PATH|none             Control socket (default /run/cswap/NAME.sock).";
 
 static char why_buffer[256];
 
@@ -44,6 +55,7 @@ options_init (struct cswap_options *options)
 {
   *options = (struct cswap_options) {
     .store.codec = { DEFAULT_CODEC, codec_default_level (DEFAULT_CODEC) },
+    .ctl.allowed_uid = -1,
   };
 }
 
@@ -85,6 +97,44 @@ options_set (struct cswap_options *options, const char *key,
   else if (strcmp (key, "max-zspage-pages") == 0) {
     if (parse_int64 (value, 1, ZS_MAX_PAGES_PER_ZSPAGE, &number, &reason) == 0)
       c->max_pages_per_zspage = number;
+  }
+  else if (strcmp (key, "backing") == 0) {
+    if (value[0] == '\0' || strlen (value) >= sizeof options->backing_path)
+      reason = "the path must be 1..4095 bytes";
+    else {
+      strcpy (options->backing_path, value);
+      c->backing_path = options->backing_path;
+    }
+  }
+  else if (strcmp (key, "backing-size") == 0)
+    parse_size (value, &c->backing_size_bytes, &reason);
+  else if (strcmp (key, "backing-prealloc") == 0) {
+    if (strcmp (value, "yes") == 0 || strcmp (value, "no") == 0)
+      c->backing_thin = strcmp (value, "no") == 0;
+    else
+      reason = "use yes or no";
+  }
+  else if (strcmp (key, "accept-threshold") == 0) {
+    if (parse_int64 (value, 1, 100, &number, &reason) == 0)
+      c->accept_threshold_percent = number;
+  }
+  else if (strcmp (key, "writeback-batch") == 0) {
+    if (parse_int64 (value, 1, STORE_MAX_WRITEBACK_BATCH, &number, &reason) == 0)
+      c->writeback_batch_pages = number;
+  }
+  else if (strcmp (key, "idle-writeback") == 0) {
+    if (parse_int64 (value, 0, UINT32_MAX, &number, &reason) == 0)
+      c->idle_writeback_seconds = number;
+  }
+  else if (strcmp (key, "ctl") == 0) {
+    if (value[0] == '\0' || strlen (value) >= sizeof options->ctl.path)
+      reason = "the socket path must be 1..107 bytes";
+    else
+      strcpy (options->ctl.path, value);
+  }
+  else if (strcmp (key, "ctl-uid") == 0) {
+    if (parse_int64 (value, 0, UINT32_MAX - 1, &number, &reason) == 0)
+      options->ctl.allowed_uid = number;
   }
   else
     reason = "unknown parameter";

@@ -8,13 +8,17 @@
 #ifndef CSWAP_OPTIONS_H
 #define CSWAP_OPTIONS_H
 
+#include <limits.h>
 #include <stdbool.h>
 
+#include "control.h"
 #include "store.h"
 
 struct cswap_options {
   struct store_config store;
   bool level_given;
+  struct control_config ctl;    /* ctl= and ctl-uid= */
+  char backing_path[PATH_MAX];  /* store.backing_path points here */
 };
 
 /* The text of nbdkit's config_help and of cswap-fuse --help. */

@@ -14,7 +14,14 @@ stats_line_print (FILE *f, struct store *store)
   fprintf (f, "cswap: stats pages_stored=%llu same_filled_pages=%llu "
            "huge_pages=%llu compressed_bytes=%llu pool_bytes=%llu "
            "metadata_bytes=%llu reads=%llu writes=%llu trims=%llu "
-           "failed_writes=%llu read_errors=%llu\n",
+           "failed_writes=%llu read_errors=%llu pool_limit_hits=%llu "
+           "pool_peak_bytes=%llu "
+           "tiered_pages=%llu written_back_pages=%llu written_back_bytes=%llu "
+           "written_back_reads=%llu backing_used_bytes=%llu "
+           "backing_live_bytes=%llu writeback_batches=%llu "
+           "uring_submissions=%llu writes_waited=%llu backing_io_errors=%llu "
+           "backing_enospc_errors=%llu backing_checksum_errors=%llu "
+           "segments_cleaned=%llu\n",
            (unsigned long long) s.pages_stored,
            (unsigned long long) s.same_filled_pages,
            (unsigned long long) s.huge_pages,
@@ -24,5 +31,20 @@ stats_line_print (FILE *f, struct store *store)
            (unsigned long long) s.reads, (unsigned long long) s.writes,
            (unsigned long long) s.trims,
            (unsigned long long) s.failed_writes,
-           (unsigned long long) s.read_errors);
+           (unsigned long long) s.read_errors,
+           (unsigned long long) s.pool_limit_hits,
+           (unsigned long long) s.pool_peak_bytes,
+           (unsigned long long) s.tiered_pages,
+           (unsigned long long) s.written_back_pages,
+           (unsigned long long) s.written_back_bytes,
+           (unsigned long long) s.written_back_reads,
+           (unsigned long long) s.backing_used_bytes,
+           (unsigned long long) s.backing_live_bytes,
+           (unsigned long long) s.writeback_batches,
+           (unsigned long long) s.uring_submissions,
+           (unsigned long long) s.writes_waited,
+           (unsigned long long) s.backing_io_errors,
+           (unsigned long long) s.backing_enospc_errors,
+           (unsigned long long) s.backing_checksum_errors,
+           (unsigned long long) s.segments_cleaned);
 }

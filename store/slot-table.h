@@ -3,10 +3,24 @@
  * A slot is 9 bytes: an 8-byte word and a flags byte, kept in two arrays
  * of a chunk so that neither is padded.  The word is the same-filled value
  * of a same-filled page, or the allocator handle and compressed length of
- * a stored page; the flags byte says which, and with which codec.
+ * a stored page, or the disk offset and length of a page written back to
+ * the backing file (tier/); the flags byte says which, with which codec,
+ * and how recently the page was used.
  *
  *   word (SLOT_STORED):  handle << SLOT_LENGTH_BITS | length (1..4096)
- *   flags:               bits 0-1 type, bit 2 codec, bits 3-7 free
+ *   word (SLOT_TIERED):  (disk offset / 16) << SLOT_LENGTH_BITS | length;
+ *                        objects start on 16-byte boundaries, so 51 bits
+ *                        of offset/16 address 32 PiB (44 would do for the
+ *                        256 TiB an 8 TiB device could ever need)
+ *   flags:               bits 0-1 type, bit 2 codec, bit 3 referenced,
+ *                        bits 4-5 idle age, bit 6 under writeback, bit 7 free
+ *
+ * Referenced (CLOCK's second chance) is set by every read and write and
+ * cleared by the writeback hand; the idle age (0..3) is reset by every
+ * access and advanced by the periodic idle sweep.  Under-writeback is set
+ * when the writer copies the object into a batch; any access clears it,
+ * which is how the writer learns, when the batch completes, that the page
+ * was touched meanwhile and must stay in memory.
  *
  * Chunks of SLOTS_PER_CHUNK slots are made on first write, so an unused
  * 64 GiB device costs its chunk directory (8 bytes per 2 MiB) and nothing
@@ -33,12 +47,19 @@ enum slot_type {
   SLOT_ABSENT = 0,              /* reads as zeros */
   SLOT_SAME_FILLED = 1,         /* word: the repeated 8-byte value */
   SLOT_STORED = 2,              /* word: handle and length */
+  SLOT_TIERED = 3,              /* word: disk offset and length */
 };
 
 #define SLOT_TYPE_MASK 0x3u
 #define SLOT_CODEC_SHIFT 2
 #define SLOT_CODEC_MASK (0x1u << SLOT_CODEC_SHIFT)
+#define SLOT_REFERENCED 0x08u
+#define SLOT_AGE_SHIFT 4
+#define SLOT_AGE_MASK (0x3u << SLOT_AGE_SHIFT)
+#define SLOT_AGE_MAX 3u
+#define SLOT_WRITEBACK 0x40u
 #define SLOT_LENGTH_BITS 13     /* lengths 1..4096 */
+#define SLOT_OFFSET_UNIT 16     /* tier/: objects are 16-byte aligned */
 #define SLOTS_PER_CHUNK 512
 #define SLOT_LOCK_STRIPES 1024
 
@@ -103,6 +124,37 @@ static inline uint8_t
 slot_flags_make (enum slot_type type, enum codec_id codec)
 {
   return type | (codec << SLOT_CODEC_SHIFT);
+}
+
+static inline unsigned
+slot_flags_age (uint8_t flags)
+{
+  return (flags & SLOT_AGE_MASK) >> SLOT_AGE_SHIFT;
+}
+
+static inline uint8_t
+slot_flags_with_age (uint8_t flags, unsigned age)
+{
+  return (flags & ~SLOT_AGE_MASK) | age << SLOT_AGE_SHIFT;
+}
+
+/* An access: referenced, age 0, and no longer safe to drop from memory. */
+static inline uint8_t
+slot_flags_touch (uint8_t flags)
+{
+  return (flags & ~(SLOT_AGE_MASK | SLOT_WRITEBACK)) | SLOT_REFERENCED;
+}
+
+static inline uint64_t
+slot_word_tier_offset (uint64_t word)
+{
+  return (word >> SLOT_LENGTH_BITS) * SLOT_OFFSET_UNIT;
+}
+
+static inline uint64_t
+slot_word_make_tiered (uint64_t offset, uint32_t length)
+{
+  return offset / SLOT_OFFSET_UNIT << SLOT_LENGTH_BITS | length;
 }
 
 static inline zs_handle

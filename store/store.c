@@ -8,38 +8,32 @@
  * under the slot's lock, which is also what keeps compaction from moving
  * the object meanwhile (zsmalloc.h: the owner lock).
  *
- * Lock order: slot stripe lock -> allocator class lock -> allocator pool
- * lock.  Only one slot lock is ever held at a time.  Counters are relaxed
- * atomics: each is exact, a snapshot of several is not simultaneous.
+ * A page written back to the backing file (SLOT_TIERED) is read without
+ * its slot lock held across the disk read: note the slot word, unlock,
+ * read, relock, and use what was read only if the word is unchanged (else
+ * retry), so reads of cold pages do not stall their stripe.  Partial-page
+ * writes, rare on a swap device, keep the lock across the read.
+ *
+ * When the pool is at its limit and there is a backing file, a write does
+ * not go to disk ahead of colder pages: it drops its slot lock, makes room
+ * by writing back a batch of cold pages (writeback.c), and retries.
+ *
+ * Lock order: writeback mutex -> slot stripe lock -> allocator class lock
+ * -> allocator pool lock; the tier's lock is a leaf under the slot lock
+ * (store-internal.h).  Only one slot lock is ever held at a time.
+ * Counters are relaxed atomics: each is exact, a snapshot of several is
+ * not simultaneous.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
 #include "page.h"
-#include "slot-table.h"
-#include "store.h"
-#include "zsmalloc.h"
-
-struct store_counters {
-  atomic_uint_fast64_t same_filled_pages, huge_pages, compressed_pages;
-  atomic_uint_fast64_t compressed_bytes;
-  atomic_uint_fast64_t reads, writes, trims;
-  atomic_uint_fast64_t failed_writes, read_errors, pool_limit_hits;
-};
-
-struct store {
-  uint64_t size_bytes;
-  uint32_t huge_threshold_bytes;
-  _Atomic uint32_t codec_packed;        /* id << 16 | (uint16_t) level */
-  atomic_uint_fast64_t pool_limit_bytes;
-  struct slot_table table;
-  struct zs_pool *pool;
-  struct store_counters count;
-};
+#include "store-internal.h"
 
 /* A page ready to install: what prepare_page() decided for it. */
 struct prepared_page {
@@ -50,18 +44,6 @@ struct prepared_page {
   uint32_t length;
   unsigned char compressed[CSWAP_PAGE_SIZE];
 };
-
-static void
-counter_add (atomic_uint_fast64_t *counter, int64_t delta)
-{
-  atomic_fetch_add_explicit (counter, (uint64_t) delta, memory_order_relaxed);
-}
-
-static uint64_t
-counter_get (atomic_uint_fast64_t *counter)
-{
-  return atomic_load_explicit (counter, memory_order_relaxed);
-}
 
 static struct codec_config
 current_codec (struct store *store)
@@ -107,12 +89,21 @@ static const struct zs_owner_ops store_owner_ops = {
   .retarget = owner_retarget,
 };
 
+static char create_error[256];
+
+const char *
+store_create_error (void)
+{
+  return create_error;
+}
+
 struct store *
 store_create (const struct store_config *config)
 {
   struct store *store;
   int min, max;
 
+  snprintf (create_error, sizeof create_error, "invalid configuration");
   if (config->size_bytes == 0 || config->size_bytes % CSWAP_PAGE_SIZE
       || config->size_bytes / CSWAP_PAGE_SIZE > ZS_MAX_OWNER_COOKIE
       || config->codec.id >= CODEC_COUNT
@@ -122,11 +113,14 @@ store_create (const struct store_config *config)
     return NULL;
   }
   store = calloc (1, sizeof *store);
-  if (store == NULL)
+  if (store == NULL) {
+    snprintf (create_error, sizeof create_error, "out of memory");
     return NULL;
+  }
   store->size_bytes = config->size_bytes;
   atomic_init (&store->pool_limit_bytes, config->pool_limit_bytes);
   if (slot_table_init (&store->table, config->size_bytes / CSWAP_PAGE_SIZE)) {
+    snprintf (create_error, sizeof create_error, "out of memory");
     free (store);
     return NULL;
   }
@@ -141,6 +135,7 @@ store_create (const struct store_config *config)
   store->pool = zs_pool_create (&pool_config);
   if (store->pool == NULL) {
     int saved_errno = errno;
+    snprintf (create_error, sizeof create_error, "allocator: %m");
     slot_table_destroy (&store->table);
     free (store);
     errno = saved_errno;
@@ -153,7 +148,32 @@ store_create (const struct store_config *config)
   if (config->huge_threshold_bytes
       && config->huge_threshold_bytes < store->huge_threshold_bytes)
     store->huge_threshold_bytes = config->huge_threshold_bytes;
+  if (config->backing_path) {
+    struct tier_config tier_config = {
+      .path = config->backing_path,
+      .size_bytes = config->backing_size_bytes,
+      .thin = config->backing_thin,
+    };
+    const char *why;
+    store->tier = tier_open (&tier_config, &why);
+    if (store->tier == NULL) {
+      snprintf (create_error, sizeof create_error, "%s: %s",
+                config->backing_path, why);
+      goto fail;
+    }
+    store->writeback = writeback_create (store, config);
+    if (store->writeback == NULL) {
+      snprintf (create_error, sizeof create_error, "writeback: %m");
+      goto fail;
+    }
+  }
   return store;
+
+ fail:;
+  int saved_errno = errno;
+  store_destroy (store);
+  errno = saved_errno;
+  return NULL;
 }
 
 void
@@ -161,6 +181,8 @@ store_destroy (struct store *store)
 {
   if (store == NULL)
     return;
+  writeback_destroy (store->writeback);
+  tier_close (store->tier);
   zs_pool_destroy (store->pool);
   slot_table_destroy (&store->table);
   free (store);
@@ -219,7 +241,7 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
   }
 }
 
-static void
+void
 count_slot (struct store *store, uint8_t flags, uint64_t word, int sign)
 {
   switch (slot_flags_type (flags)) {
@@ -235,6 +257,9 @@ count_slot (struct store *store, uint8_t flags, uint64_t word, int sign)
     counter_add (&store->count.compressed_bytes,
                  sign * (int64_t) slot_word_length (word));
     break;
+  case SLOT_TIERED:
+    counter_add (&store->count.tiered_pages, sign);
+    break;
   }
 }
 
@@ -245,6 +270,9 @@ release_slot (struct store *store, struct slot_chunk *chunk, unsigned i)
   count_slot (store, chunk->flags[i], chunk->word[i], -1);
   if (slot_flags_type (chunk->flags[i]) == SLOT_STORED)
     zs_free (store->pool, slot_word_handle (chunk->word[i]));
+  else if (slot_flags_type (chunk->flags[i]) == SLOT_TIERED)
+    tier_free (store->tier, slot_word_tier_offset (chunk->word[i]),
+               slot_word_length (chunk->word[i]));
   chunk->flags[i] = SLOT_ABSENT;
   chunk->word[i] = 0;
 }
@@ -263,8 +291,27 @@ pool_limit_reached (struct store *store, uint32_t length)
   return true;
 }
 
+/* Keeps pool_peak_bytes: a max kept by the writers, so the limit can be
+ * checked after the fact (tests, the exit stats line).
+ */
+static void
+note_pool_peak (struct store *store)
+{
+  uint64_t used = zs_pool_pages_used (store->pool) * CSWAP_PAGE_SIZE;
+  uint64_t peak = counter_get (&store->count.pool_peak_bytes);
+
+  while (used > peak
+         && !atomic_compare_exchange_weak_explicit (&store->count.pool_peak_bytes,
+                                                    &peak, used,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed))
+    ;
+}
+
 /* Replaces what SLOT holds with P.  Called with the slot's lock held.  On
- * failure the slot keeps what it had.
+ * failure the slot keeps what it had.  -EAGAIN: the pool is full but a
+ * backing file can make room; the caller drops the lock, calls
+ * make_room() and tries again.
  */
 static int
 install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
@@ -278,23 +325,89 @@ install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
   if (p->type == SLOT_SAME_FILLED)
     word = p->same_value;
   else {
-    if (pool_limit_reached (store, p->length))
+    if (pool_limit_reached (store, p->length)) {
+      if (store->writeback)
+        return -EAGAIN;
       goto refused;
+    }
     zs_handle handle = zs_malloc (store->pool, p->length, slot);
     if (handle == ZS_HANDLE_NONE)
       goto refused;
     memcpy (zs_object (store->pool, handle), p->bytes, p->length);
     word = slot_word_make (handle, p->length);
+    note_pool_peak (store);
   }
   release_slot (store, chunk, i);
   chunk->word[i] = word;
-  chunk->flags[i] = slot_flags_make (p->type, p->codec);
+  chunk->flags[i] = slot_flags_touch (slot_flags_make (p->type, p->codec));
   count_slot (store, chunk->flags[i], word, +1);
   return 0;
 
  refused:
   counter_add (&store->count.failed_writes, 1);
   return -ENOSPC;
+}
+
+/* After install_page's -EAGAIN: 0 to try again, or -ENOSPC (counted). */
+static int
+make_room (struct store *store)
+{
+  if (writeback_make_room (store) == 0)
+    return 0;
+  counter_add (&store->count.failed_writes, 1);
+  return -ENOSPC;
+}
+
+static int
+decode_page (struct store *store, enum codec_id codec, const void *object,
+             uint32_t length, void *page)
+{
+  if (length == CSWAP_PAGE_SIZE) {
+    memcpy (page, object, CSWAP_PAGE_SIZE);
+    return 0;
+  }
+  if (codec_decompress_page (codec, object, length, page) == 0)
+    return 0;
+  counter_add (&store->count.read_errors, 1);
+  return -EIO;
+}
+
+/* Slot I of CHUNK is tiered and OBJECT holds its bytes, just read from
+ * disk: decodes them into PAGE and, when the pool has room below its
+ * accept threshold, brings the page back into memory and frees its disk
+ * copy.  Called with the slot's lock held.
+ */
+static int
+finish_tiered_read (struct store *store, struct slot_chunk *chunk, unsigned i,
+                    uint64_t slot, const void *object, void *page)
+{
+  uint64_t word = chunk->word[i];
+  uint32_t length = slot_word_length (word);
+  uint8_t flags = slot_flags_touch (chunk->flags[i]);
+
+  counter_add (&store->count.written_back_reads, 1);
+  chunk->flags[i] = flags;
+  if (!writeback_may_promote (store, length))
+    return decode_page (store, slot_flags_codec (flags), object, length, page);
+  zs_handle handle = zs_malloc (store->pool, length, slot);
+  if (handle != ZS_HANDLE_NONE) {
+    memcpy (zs_object (store->pool, handle), object, length);
+    release_slot (store, chunk, i);
+    chunk->word[i] = slot_word_make (handle, length);
+    chunk->flags[i] = (flags & ~SLOT_TYPE_MASK) | SLOT_STORED;
+    count_slot (store, chunk->flags[i], chunk->word[i], +1);
+  }
+  return decode_page (store, slot_flags_codec (flags), object, length, page);
+}
+
+static int
+read_tiered (struct store *store, uint64_t slot, uint64_t word, void *object)
+{
+  int r = tier_read (store->tier, slot_word_tier_offset (word),
+                     slot_word_length (word), slot, object);
+  if (r)
+    counter_add (&store->count.read_errors, 1);
+  return r;
 }
 
 /* Reads SLOT into PAGE.  Called with the slot's lock held. */
@@ -316,38 +429,74 @@ load_page (struct store *store, uint64_t slot, void *page)
   case SLOT_SAME_FILLED:
     page_fill (page, word);
     return 0;
-  case SLOT_STORED: {
-    const void *object = zs_object (store->pool, slot_word_handle (word));
-    uint32_t length = slot_word_length (word);
-    if (length == CSWAP_PAGE_SIZE) {
-      memcpy (page, object, CSWAP_PAGE_SIZE);
-      return 0;
-    }
-    if (codec_decompress_page (slot_flags_codec (chunk->flags[i]), object,
-                               length, page) == 0)
-      return 0;
-    counter_add (&store->count.read_errors, 1);
-    return -EIO;
+  case SLOT_STORED:
+    chunk->flags[i] = slot_flags_touch (chunk->flags[i]);
+    return decode_page (store, slot_flags_codec (chunk->flags[i]),
+                        zs_object (store->pool, slot_word_handle (word)),
+                        slot_word_length (word), page);
+  case SLOT_TIERED: {
+    unsigned char object[CSWAP_PAGE_SIZE];
+    int r = read_tiered (store, slot, word, object);
+    return r ? r : finish_tiered_read (store, chunk, i, slot, object, page);
   }
   }
   abort ();                     /* a slot type the store never writes */
 }
 
+/* As load_page, but a tiered page is read from disk with the slot lock
+ * dropped, and used only if the slot still points where it was read.
+ */
 static int
 read_page (struct store *store, uint64_t slot, void *page)
 {
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (slot_lock (&store->table, slot));
-  return load_page (store, slot, page);
+  struct slot_chunk *chunk = slot_chunk (&store->table, slot);
+  unsigned i = slot % SLOTS_PER_CHUNK;
+  pthread_mutex_t *lock = slot_lock (&store->table, slot);
+  unsigned char object[CSWAP_PAGE_SIZE];
+  int r;
+
+  for (;;) {
+    pthread_mutex_lock (lock);
+    if (chunk == NULL || slot_flags_type (chunk->flags[i]) != SLOT_TIERED) {
+      r = load_page (store, slot, page);
+      break;
+    }
+    uint64_t word = chunk->word[i];
+    pthread_mutex_unlock (lock);
+    r = tier_read (store->tier, slot_word_tier_offset (word),
+                   slot_word_length (word), slot, object);
+    pthread_mutex_lock (lock);
+    if (slot_flags_type (chunk->flags[i]) == SLOT_TIERED
+        && chunk->word[i] == word) {
+      if (r)
+        counter_add (&store->count.read_errors, 1);
+      else
+        r = finish_tiered_read (store, chunk, i, slot, object, page);
+      break;
+    }
+    /* Rewritten, trimmed, promoted or moved meanwhile: what was read may
+     * be stale, so look again.
+     */
+    pthread_mutex_unlock (lock);
+  }
+  pthread_mutex_unlock (lock);
+  return r;
 }
 
 static int
 write_page (struct store *store, uint64_t slot, const void *page)
 {
+  pthread_mutex_t *lock = slot_lock (&store->table, slot);
   struct prepared_page p;
+  int r;
 
   prepare_page (store, page, &p);
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (slot_lock (&store->table, slot));
-  return install_page (store, slot, &p);
+  do {
+    pthread_mutex_lock (lock);
+    r = install_page (store, slot, &p);
+    pthread_mutex_unlock (lock);
+  } while (r == -EAGAIN && (r = make_room (store)) == 0);
+  return r;
 }
 
 static int
@@ -369,20 +518,25 @@ static int
 modify_page (struct store *store, uint64_t slot, const void *src,
              uint32_t count, uint32_t offset)
 {
+  pthread_mutex_t *lock = slot_lock (&store->table, slot);
   unsigned char page[CSWAP_PAGE_SIZE];
   struct prepared_page p;
   int r;
 
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (slot_lock (&store->table, slot));
-  r = load_page (store, slot, page);
-  if (r)
-    return r;
-  if (src)
-    memcpy (page + offset, src, count);
-  else
-    memset (page + offset, 0, count);
-  prepare_page (store, page, &p);
-  return install_page (store, slot, &p);
+  do {
+    pthread_mutex_lock (lock);
+    r = load_page (store, slot, page);
+    if (r == 0) {
+      if (src)
+        memcpy (page + offset, src, count);
+      else
+        memset (page + offset, 0, count);
+      prepare_page (store, page, &p);
+      r = install_page (store, slot, &p);
+    }
+    pthread_mutex_unlock (lock);
+  } while (r == -EAGAIN && (r = make_room (store)) == 0);
+  return r;
 }
 
 static bool
@@ -462,7 +616,8 @@ store_pages_stored (struct store *store)
 {
   return counter_get (&store->count.same_filled_pages)
     + counter_get (&store->count.huge_pages)
-    + counter_get (&store->count.compressed_pages);
+    + counter_get (&store->count.compressed_pages)
+    + counter_get (&store->count.tiered_pages);
 }
 
 void
@@ -488,7 +643,26 @@ store_stats (struct store *store, struct store_stats *s)
     .failed_writes = counter_get (&store->count.failed_writes),
     .read_errors = counter_get (&store->count.read_errors),
     .pool_limit_hits = counter_get (&store->count.pool_limit_hits),
+    .pool_peak_bytes = counter_get (&store->count.pool_peak_bytes),
+    .tiered_pages = counter_get (&store->count.tiered_pages),
+    .written_back_pages = counter_get (&store->count.written_back_pages),
+    .written_back_reads = counter_get (&store->count.written_back_reads),
+    .writes_waited = counter_get (&store->count.writes_waited),
+    .segments_cleaned = counter_get (&store->count.segments_cleaned),
   };
+  if (store->tier) {
+    struct tier_stats t;
+    tier_stats (store->tier, &t);
+    s->backing_size_bytes = t.size_bytes;
+    s->backing_used_bytes = t.used_bytes;
+    s->backing_live_bytes = t.live_bytes;
+    s->written_back_bytes = t.bytes_written;
+    s->writeback_batches = t.batches;
+    s->uring_submissions = t.submissions;
+    s->backing_io_errors = t.io_errors;
+    s->backing_enospc_errors = t.enospc_errors;
+    s->backing_checksum_errors = t.checksum_errors;
+  }
   s->pages_stored = store_pages_stored (store);
   s->original_bytes = s->pages_stored * CSWAP_PAGE_SIZE;
 }

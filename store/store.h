@@ -7,12 +7,17 @@
  * allocation), compressed in the allocator, or raw in the allocator's huge
  * class when it does not compress below the huge threshold.
  *
+ * With a backing file (store_config.backing_path), cold pages move, still
+ * compressed, to that file when the pool reaches its limit (writeback.c,
+ * over tier/), and come back when read.
+ *
  * It knows nothing of NBD or FUSE.  All functions are thread-safe; see
  * store.c for the locking.
  */
 #ifndef CSWAP_STORE_H
 #define CSWAP_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "compress.h"
@@ -23,13 +28,35 @@ struct store_config {
   uint64_t pool_limit_bytes;    /* 0: no limit */
   uint32_t huge_threshold_bytes; /* 0: the allocator's huge class size */
   unsigned max_pages_per_zspage; /* 0: the allocator's default */
+  /* Backing file: NULL for none (a full pool then refuses writes). */
+  const char *backing_path;
+  uint64_t backing_size_bytes;  /* 0: the device's or existing file's size */
+  bool backing_thin;            /* no fallocate: the filesystem may fill up */
+  unsigned accept_threshold_percent;    /* 0: 90; writeback stops below it */
+  unsigned writeback_batch_pages;       /* 0: 64 */
+  unsigned idle_writeback_seconds;      /* 0: off */
 };
+
+/* The most pages per writeback batch (the batch buffer's size). */
+#define STORE_MAX_WRITEBACK_BATCH 256
 
 struct store;
 
-/* Returns NULL with errno set (EINVAL for a bad config, ENOMEM). */
+/* Returns NULL with errno set (EINVAL for a bad config, ENOMEM, or the
+ * backing file's error) and store_create_error() saying why.
+ */
 extern struct store *store_create (const struct store_config *config);
+extern const char *store_create_error (void);
 extern void store_destroy (struct store *store);
+
+/* The background writer (pool limit with hysteresis, idle writeback).
+ * Threads do not survive fork, so front ends start it after they fork
+ * (nbdkit's .after_fork, after fuse_daemonize); without it the pool limit
+ * still holds, writes then make room themselves.  0 or -errno; a no-op
+ * without a backing file.  store_destroy stops it.
+ */
+extern int store_start_background (struct store *store);
+extern void store_stop_background (struct store *store);
 
 /* Each returns 0 or a negative errno: -EINVAL for a range outside the
  * device, -ENOSPC when the pool limit or the allocator's capacity is
@@ -66,10 +93,25 @@ struct store_stats {
   uint64_t pool_bytes;          /* allocator pages x 4096 */
   uint64_t metadata_bytes;      /* slot table, locks, allocator metadata */
   uint64_t pool_limit_bytes;
+  uint64_t pool_peak_bytes;     /* the most pool_bytes seen by a write */
   uint64_t reads, writes, trims;        /* requests, in pages touched */
   uint64_t failed_writes;       /* pages refused: pool limit or capacity */
   uint64_t read_errors;         /* pages that failed to decompress */
   uint64_t pool_limit_hits;
+  /* Backing file (all 0 without one). */
+  uint64_t tiered_pages;        /* pages on the backing file now */
+  uint64_t backing_size_bytes;
+  uint64_t backing_used_bytes;  /* written area of segments in use */
+  uint64_t backing_live_bytes;  /* objects still referenced, with headers */
+  uint64_t written_back_pages;  /* moved from memory to disk, since start */
+  uint64_t written_back_bytes;  /* bytes written to disk (padding included) */
+  uint64_t written_back_reads;  /* reads served from disk */
+  uint64_t writeback_batches;
+  uint64_t uring_submissions;   /* io_uring_enter calls */
+  uint64_t writes_waited;       /* writes that waited for writeback */
+  uint64_t backing_io_errors, backing_enospc_errors;
+  uint64_t backing_checksum_errors;     /* reads that got -EIO instead */
+  uint64_t segments_cleaned;
 };
 extern void store_stats (struct store *store, struct store_stats *stats);
 
@@ -81,6 +123,27 @@ extern uint64_t store_pages_stored (struct store *store);
 /* Runs compaction now.  Returns 0, or -EBUSY when one is already running. */
 struct zs_compact_result;
 extern int store_compact (struct store *store, struct zs_compact_result *result);
+
+/* Writes back now: IDLE_SECONDS 0 takes every page in memory, otherwise
+ * those idle at least that long (to the idle sweep's resolution); at most
+ * MAX_PAGES (0: no limit); raw (huge) pages only with INCLUDE_HUGE.
+ * Returns 0, -ENODEV without a backing file, or the batch error that
+ * stopped it (pages it could not write stay in memory).
+ */
+struct store_writeback_result {
+  uint64_t pages_written;
+  uint64_t batches;
+};
+extern int store_writeback (struct store *store, unsigned idle_seconds,
+                            uint64_t max_pages, bool include_huge,
+                            struct store_writeback_result *result);
+/* Setters return 0 or -EINVAL (percent 1..100, batch 1..256). */
+extern int store_set_accept_threshold (struct store *store, unsigned percent);
+extern unsigned store_get_accept_threshold (struct store *store);
+extern int store_set_writeback_batch (struct store *store, unsigned pages);
+extern unsigned store_get_writeback_batch (struct store *store);
+extern void store_set_idle_writeback (struct store *store, unsigned seconds);
+extern unsigned store_get_idle_writeback (struct store *store);
 
 /* The allocator underneath, for its per-class table. */
 struct zs_pool;

@@ -199,8 +199,13 @@ test_model (unsigned threads, bool compacting, enum codec_id codec)
       "at the end)", codec_name (codec), threads,
       compacting ? " with compaction running" : "", mismatches, errors,
       final_bad);
-  ok (zs_pool_check (store_pool (store)) == 0,
-      "allocator invariants hold afterwards");
+  /* zs_pool_check holds every class lock: more than ThreadSanitizer's
+   * deadlock detector can track (64), so it is left out there.
+   */
+  const char *sanitize = getenv ("CSWAP_SANITIZE");
+  if (sanitize == NULL || strstr (sanitize, "thread") == NULL)
+    ok (zs_pool_check (store_pool (store)) == 0,
+        "allocator invariants hold afterwards");
   store_destroy (store);
 }
 

@@ -8,6 +8,10 @@
 # must hold (almost) nothing: the kernel's discards freed the slots.
 #
 # Usage: test-swap.sh nbdkit|fuse [DEVICE-OPTION=VALUE…]
+# Environment: SWAP_TEST_BACKING_DIR=DIR adds backing=a fresh file in DIR
+# (removed at exit); SWAP_STATS_CHECKS="FIELD-OP-NUMBER …" (OP one of
+# -gt -ge -le -lt -eq, e.g. written_back_pages-gt-0) checks more fields of
+# the daemon's exit stats line.
 # Root only; bounded in time; everything torn down in the EXIT trap.
 set -uo pipefail
 source "$(dirname "$0")/swap-lib.sh"
@@ -25,6 +29,11 @@ require_cmd losetup mkswap swapon fusermount3
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 work=$CLEANUP_DIR/$front_end
 mkdir -p "$work/mnt"
+if [[ -n ${SWAP_TEST_BACKING_DIR:-} ]]; then
+  backing=$(mktemp "$SWAP_TEST_BACKING_DIR/cswap-swap-backing.XXXXXX") || bail_out "mktemp"
+  cleanup_push rm -f "$backing"
+  device_options+=("backing=$backing")
+fi
 log=$work/daemon.log
 
 # Starts the front end; sets device_file and daemon_pid.
@@ -73,4 +82,9 @@ failed=$(stat_field failed_writes)
 check "after swapoff $front_end holds ${stored:-?} pages (≤ 16: the swap header and little else)" \
   test "${stored:-999999}" -le 16
 check "no write failed in $front_end (${failed:-?})" test "${failed:-1}" -eq 0
+for stats_check in ${SWAP_STATS_CHECKS:-}; do
+  IFS=- read -r field op number <<<"$stats_check"
+  value=$(stat_field "$field")
+  check "$front_end: $field=${value:-?} -$op $number" test "${value:-x}" "-$op" "$number"
+done
 tap_done

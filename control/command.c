@@ -1,0 +1,469 @@
+/* cswap: the control commands — parse a line, run it, reply in JSON.
+ *
+ * Nothing here knows of sockets: the server, the unit tests and the fuzz
+ * target all call control_execute().  A line is words separated by spaces
+ * or tabs; the first names a command in commands[], the rest are its
+ * arguments.  Every reply is one JSON object on one line, "ok" first.
+ *
+ * Adding a command: write a run_NAME() that appends its members to the
+ * reply (or returns fail (...)) and add a row to commands[]; `help` and
+ * the argument count checks come with the row.
+ *
+ * Adding a setting for get/set (the tier's accept-threshold,
+ * writeback-batch, idle-writeback): add a row to settings[] with a
+ * get_NAME() that writes the current value as one JSON member and a
+ * set_NAME() that parses the value and applies it, or returns an error
+ * and changes nothing.  Both run under control->lock, so a set is never
+ * interleaved with another set or get.  A setting that needs the tier
+ * reaches it through struct control (internal.h), which gets a field for
+ * it.  `writeback` is answered by run_writeback(), which the tier replaces.
+ *
+ * Lock order: control->lock -> the store's and allocator's own locks.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "internal.h"
+#include "parse.h"
+
+/* Most words on a line: the longest command, `set KEY VALUE`, has three;
+ * room for the tier's future writeback arguments.
+ */
+#define MAX_WORDS 8
+/* Most bytes of a client's input quoted back in an error. */
+#define MAX_QUOTED 64
+
+struct request {
+  struct control *control;
+  struct json *reply;
+  unsigned argc;                /* arguments, the command name excluded */
+  char **argv;
+  char error[256];
+};
+
+__attribute__ ((format (printf, 2, 3)))
+static int
+fail (struct request *r, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (r->error, sizeof r->error, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+/* Settings. */
+
+struct setting {
+  const char *key;
+  const char *values;           /* what set takes, for help */
+  void (*get) (struct control *control, struct json *j, const char *key);
+  /* Returns 0, or -1 with *WHY set and nothing changed. */
+  int (*set) (struct control *control, const char *value, const char **why);
+  const char *help;
+};
+
+static uint64_t
+physical_memory_bytes (void)
+{
+  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? (uint64_t) pages * page_size : 0;
+}
+
+static void
+get_pool_limit (struct control *control, struct json *j, const char *key)
+{
+  struct store_stats stats;
+
+  store_stats (control->store, &stats);
+  json_uint (j, key, stats.pool_limit_bytes);
+}
+
+static int
+set_pool_limit (struct control *control, const char *value, const char **why)
+{
+  uint64_t bytes;
+
+  if (parse_size_or_percent (value, physical_memory_bytes (), &bytes, why)
+      == -1)
+    return -1;
+  store_set_pool_limit (control->store, bytes);
+  return 0;
+}
+
+static void
+get_codec (struct control *control, struct json *j, const char *key)
+{
+  struct codec_config codec;
+
+  store_get_codec (control->store, &codec);
+  json_string (j, key, codec_name (codec.id));
+}
+
+/* A new codec starts at its default level, as codec= does without
+ * level=: the old codec's level may mean nothing to the new one.
+ */
+static int
+set_codec (struct control *control, const char *value, const char **why)
+{
+  struct codec_config codec;
+  enum codec_id id;
+
+  if (codec_id_parse (value, &id) == -1) {
+    *why = "unknown codec (use lz4 or zstd)";
+    return -1;
+  }
+  store_get_codec (control->store, &codec);
+  if (codec.id == id)
+    return 0;
+  codec = (struct codec_config) { id, codec_default_level (id) };
+  if (store_set_codec (control->store, &codec) != 0) {
+    *why = "the store refused the codec";
+    return -1;
+  }
+  return 0;
+}
+
+static void
+get_level (struct control *control, struct json *j, const char *key)
+{
+  struct codec_config codec;
+
+  store_get_codec (control->store, &codec);
+  json_int (j, key, codec.level);
+}
+
+static int
+set_level (struct control *control, const char *value, const char **why)
+{
+  static char range[64];
+  struct codec_config codec;
+  int64_t level;
+  int min, max;
+
+  if (parse_int64 (value, -1000, 1000, &level, why) == -1)
+    return -1;
+  store_get_codec (control->store, &codec);
+  if (codec_check_level (codec.id, level, &min, &max)) {
+    if (min == max)
+      snprintf (range, sizeof range, "%s takes no level",
+                codec_name (codec.id));
+    else
+      snprintf (range, sizeof range, "%s levels are %d..%d",
+                codec_name (codec.id), min, max);
+    *why = range;
+    return -1;
+  }
+  codec.level = level;
+  if (store_set_codec (control->store, &codec) != 0) {
+    *why = "the store refused the level";
+    return -1;
+  }
+  return 0;
+}
+
+static const struct setting settings[] = {
+  { "pool-limit", "SIZE|N%", get_pool_limit, set_pool_limit,
+    "most pool memory in bytes, 0 for none; N% of physical memory" },
+  { "codec", "lz4|zstd", get_codec, set_codec,
+    "codec for pages written from now on (its default level)" },
+  { "level", "N", get_level, set_level, "the codec's level" },
+};
+
+static const struct setting *
+find_setting (const char *key)
+{
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+    if (strcmp (settings[i].key, key) == 0)
+      return &settings[i];
+  return NULL;
+}
+
+/* Commands. */
+
+static int
+run_stats (struct request *r)
+{
+  struct control_snapshot s;
+
+  control_snapshot (r->control, &s);
+  json_string (r->reply, "version", CSWAP_VERSION);
+  json_object_begin (r->reply, "options");
+  json_uint (r->reply, "size_bytes", s.store.size_bytes);
+  json_string (r->reply, "codec", codec_name (s.codec.id));
+  json_int (r->reply, "level", s.codec.level);
+  json_object_end (r->reply);
+  control_stats_json (r->reply, &s);
+  return 0;
+}
+
+static int
+run_classes (struct request *r)
+{
+  struct zs_pool *pool = store_pool (r->control->store);
+  unsigned count = zs_class_count (pool);
+  struct json *j = r->reply;
+
+  json_array_begin (j, "classes");
+  for (unsigned i = 0; i < count; i++) {
+    struct zs_class_stats c;
+
+    zs_class_stats (pool, i, &c);
+    json_object_begin (j, NULL);
+    json_uint (j, "index", i);
+    json_uint (j, "size", c.size);
+    json_uint (j, "pages_per_zspage", c.pages_per_zspage);
+    json_uint (j, "objects_per_zspage", c.objects_per_zspage);
+    json_bool (j, "huge", c.huge);
+    json_array_begin (j, "zspages");
+    for (unsigned g = 0; g < ZS_FULLNESS_GROUPS; g++)
+      json_uint (j, NULL, c.zspages[g]);
+    json_array_end (j);
+    json_uint (j, "objects_allocated", c.objects_allocated);
+    json_uint (j, "objects_used", c.objects_used);
+    json_uint (j, "pages_used", c.pages_used);
+    json_uint (j, "pages_freeable", c.pages_freeable);
+    json_object_end (j);
+  }
+  json_array_end (j);
+  return 0;
+}
+
+/* Runs on the caller's thread (the server's): compaction's critical
+ * sections are bounded, so the data path goes on meanwhile, but other
+ * control clients wait for it.
+ */
+static int
+run_compact (struct request *r)
+{
+  struct zs_compact_result result = { 0 };
+  int e = store_compact (r->control->store, &result);
+
+  if (e == -EBUSY)
+    return fail (r, "compaction already running");
+  if (e < 0)
+    return fail (r, "compaction failed: %s", strerror (-e));
+  json_uint (r->reply, "pages_freed", result.pages_freed);
+  json_uint (r->reply, "objects_moved", result.objects_moved);
+  return 0;
+}
+
+static int
+run_get (struct request *r)
+{
+  const struct setting *one = NULL;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&r->control->lock);
+
+  if (r->argc == 1 && (one = find_setting (r->argv[0])) == NULL)
+    return fail (r, "unknown key '%.*s' (see help)", MAX_QUOTED, r->argv[0]);
+  json_object_begin (r->reply, "settings");
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+    if (one == NULL || one == &settings[i])
+      settings[i].get (r->control, r->reply, settings[i].key);
+  json_object_end (r->reply);
+  return 0;
+}
+
+static int
+run_set (struct request *r)
+{
+  const struct setting *setting = find_setting (r->argv[0]);
+  const char *why = NULL;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&r->control->lock);
+
+  if (setting == NULL)
+    return fail (r, "unknown key '%.*s' (see help)", MAX_QUOTED, r->argv[0]);
+  if (setting->set (r->control, r->argv[1], &why) == -1)
+    return fail (r, "%s %.*s: %s", setting->key, MAX_QUOTED, r->argv[1], why);
+  json_object_begin (r->reply, "settings");
+  setting->get (r->control, r->reply, setting->key);
+  json_object_end (r->reply);
+  return 0;
+}
+
+/* The tier (a backing file for pages written back) does not exist yet. */
+static int
+run_writeback (struct request *r)
+{
+  return fail (r, "no backing file configured");
+}
+
+static int
+run_metrics (struct request *r)
+{
+  struct control_snapshot s;
+  CLEANUP_FREE char *text = NULL;
+
+  control_snapshot (r->control, &s);
+  text = control_metrics_text (&s);
+  if (text == NULL)
+    return fail (r, "out of memory");
+  json_string (r->reply, "metrics", text);
+  return 0;
+}
+
+static int run_help (struct request *r);
+
+struct command {
+  const char *name;
+  const char *args;             /* for help */
+  unsigned min_args, max_args;
+  int (*run) (struct request *r);
+  const char *help;
+};
+
+static const struct command commands[] = {
+  { "stats", "", 0, 0, run_stats,
+    "the store's and allocator's counters, options, uptime" },
+  { "classes", "", 0, 0, run_classes, "the allocator's per-class table" },
+  { "compact", "", 0, 0, run_compact, "compact the allocator now" },
+  { "get", "[KEY]", 0, 1, run_get, "one setting, or all of them" },
+  { "set", "KEY VALUE", 2, 2, run_set, "change a setting" },
+  { "writeback", "[ARGS]", 0, MAX_WORDS - 1, run_writeback,
+    "write idle pages back to the backing file" },
+  { "metrics", "", 0, 0, run_metrics,
+    "the counters in Prometheus text format, in the member \"metrics\"" },
+  { "help", "", 0, 0, run_help, "this list" },
+};
+
+static int
+run_help (struct request *r)
+{
+  struct json *j = r->reply;
+
+  json_array_begin (j, "commands");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    json_object_begin (j, NULL);
+    json_string (j, "name", commands[i].name);
+    json_string (j, "args", commands[i].args);
+    json_string (j, "help", commands[i].help);
+    json_object_end (j);
+  }
+  json_array_end (j);
+  json_array_begin (j, "settings");
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+    json_object_begin (j, NULL);
+    json_string (j, "key", settings[i].key);
+    json_string (j, "values", settings[i].values);
+    json_string (j, "help", settings[i].help);
+    json_object_end (j);
+  }
+  json_array_end (j);
+  return 0;
+}
+
+/* Splits LINE (LEN bytes, copied into BUFFER) into WORDS.  Returns the
+ * number of words, or -1 with the request's error set.
+ */
+static int
+split_words (struct request *r, const char *line, size_t len, char *buffer,
+             char *words[MAX_WORDS])
+{
+  int count = 0;
+
+  if (len > CONTROL_LINE_MAX)
+    return fail (r, "line too long (the limit is %d bytes)", CONTROL_LINE_MAX);
+  if (len > 0 && line[len - 1] == '\r')  /* from telnet and friends */
+    len--;
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char) line[i] < 0x20 && line[i] != '\t')
+      return fail (r, "control character 0x%02x in the line",
+                   (unsigned char) line[i]);
+  memcpy (buffer, line, len);
+  buffer[len] = '\0';
+  for (char *save = NULL, *word = strtok_r (buffer, " \t", &save); word;
+       word = strtok_r (NULL, " \t", &save)) {
+    if (count == MAX_WORDS)
+      return fail (r, "too many words on the line");
+    words[count++] = word;
+  }
+  return count;
+}
+
+static int
+dispatch (struct request *r, const char *line, size_t len)
+{
+  char buffer[CONTROL_LINE_MAX + 1];
+  char *words[MAX_WORDS];
+  int count = split_words (r, line, len, buffer, words);
+  const struct command *c = NULL;
+
+  if (count == -1)
+    return -1;
+  if (count == 0)
+    return fail (r, "empty line (try help)");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp (commands[i].name, words[0]) == 0)
+      c = &commands[i];
+  if (c == NULL)
+    return fail (r, "unknown command '%.*s' (try help)", MAX_QUOTED,
+                 words[0]);
+  r->argc = count - 1;
+  r->argv = words + 1;
+  if (r->argc < c->min_args || r->argc > c->max_args)
+    return fail (r, "usage: %s%s%s", c->name, *c->args ? " " : "", c->args);
+  return c->run (r);
+}
+
+char *
+control_error_reply (const char *error, size_t *reply_len)
+{
+  struct json j;
+
+  json_init (&j, CONTROL_REPLY_MAX);
+  json_object_begin (&j, NULL);
+  json_bool (&j, "ok", false);
+  json_string (&j, "error", error);
+  json_object_end (&j);
+  return json_finish (&j, reply_len);
+}
+
+char *
+control_execute (struct control *control, const char *line, size_t len,
+                 size_t *reply_len)
+{
+  struct json j;
+  struct request r = { .control = control, .reply = &j };
+  char *reply;
+
+  json_init (&j, CONTROL_REPLY_MAX);
+  json_object_begin (&j, NULL);
+  json_bool (&j, "ok", true);
+  if (dispatch (&r, line, len) == -1) {
+    json_free (&j);
+    return control_error_reply (r.error, reply_len);
+  }
+  json_object_end (&j);
+  reply = json_finish (&j, reply_len);
+  return reply ? reply
+               : control_error_reply ("reply too large or out of memory",
+                                      reply_len);
+}
+
+struct control *
+control_create (struct store *store)
+{
+  struct control *control = calloc (1, sizeof *control);
+
+  if (control == NULL)
+    return NULL;
+  control->store = store;
+  pthread_mutex_init (&control->lock, NULL);
+  clock_gettime (CLOCK_MONOTONIC, &control->started);
+  return control;
+}
+
+void
+control_destroy (struct control *control)
+{
+  if (control) {
+    pthread_mutex_destroy (&control->lock);
+    free (control);
+  }
+}

@@ -1,0 +1,172 @@
+/* cswap: the counters of `stats` and `metrics`, from one table.
+ *
+ * Each row names a number once: its JSON member is NAME, its Prometheus
+ * metric cswap_NAME (plus _total for a counter), so the two views can
+ * never disagree on a name or a value.  Names follow the kernel's zram
+ * (mm_stat, io_stat) and zswap counters where cswap has the same thing,
+ * with the unit in the name.  A new counter (the tier's written-back
+ * pages, say) is one more row here and appears in both views.
+ *
+ * Locking: none here; store_stats() and zs_pool_stats() take their own
+ * locks one at a time, so a snapshot is a near-instant one, not a
+ * consistent cut across the store and the allocator.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+enum field_kind {
+  GAUGE,                        /* a uint64_t that goes up and down */
+  COUNTER,                      /* a uint64_t that only goes up */
+  RATIO,                        /* a double */
+};
+
+struct field {
+  const char *name;
+  enum field_kind kind;
+  size_t offset;                /* in struct control_snapshot */
+  const char *help;
+};
+
+#define S(member) offsetof (struct control_snapshot, member)
+
+static const struct field fields[] = {
+  { "size_bytes", GAUGE, S (store.size_bytes), "Device size." },
+  { "original_bytes", GAUGE, S (store.original_bytes),
+    "Data stored, uncompressed: pages stored x 4096 (zram orig_data_size)." },
+  { "compressed_bytes", GAUGE, S (store.compressed_bytes),
+    "Compressed length of the stored pages (zram compr_data_size)." },
+  { "pool_bytes", GAUGE, S (store.pool_bytes),
+    "Memory the allocator holds for pages (zram mem_used_total)." },
+  { "metadata_bytes", GAUGE, S (store.metadata_bytes),
+    "Memory for the slot table, locks and allocator metadata." },
+  { "memory_used_bytes", GAUGE, S (memory_used_bytes),
+    "Pool and metadata memory: what the device costs." },
+  { "pool_limit_bytes", GAUGE, S (store.pool_limit_bytes),
+    "Most pool memory allowed, 0 for none (zram mem_limit)." },
+  { "pages_stored", GAUGE, S (store.pages_stored),
+    "Pages not absent (zswap stored_pages)." },
+  { "same_filled_pages", GAUGE, S (store.same_filled_pages),
+    "Pages kept as one repeated 8-byte value, with no allocation." },
+  { "huge_pages", GAUGE, S (store.huge_pages),
+    "Pages stored raw because they did not compress." },
+  { "compressed_pages", GAUGE, S (store.compressed_pages),
+    "Pages stored compressed." },
+  { "objects_used", GAUGE, S (pool.objects_used),
+    "Live allocator objects." },
+  { "zspages", GAUGE, S (pool.zspages), "Allocator zspages." },
+  { "reads", COUNTER, S (store.reads), "Pages read." },
+  { "writes", COUNTER, S (store.writes), "Pages written." },
+  { "trims", COUNTER, S (store.trims),
+    "Pages trimmed or zeroed (zram notify_free)." },
+  { "failed_writes", COUNTER, S (store.failed_writes),
+    "Pages refused for want of memory (zram failed_writes)." },
+  { "read_errors", COUNTER, S (store.read_errors),
+    "Pages that failed to decompress (zram failed_reads)." },
+  { "pool_limit_hits", COUNTER, S (store.pool_limit_hits),
+    "Writes refused by the pool limit (zswap pool_limit_hit)." },
+  { "pages_compacted", COUNTER, S (pool.pages_compacted),
+    "Pages freed by compaction (zram pages_compacted)." },
+  { "objects_moved", COUNTER, S (pool.objects_moved),
+    "Objects moved by compaction." },
+  { "compression_ratio", RATIO, S (compression_ratio),
+    "Original bytes over compressed bytes." },
+  { "effective_ratio", RATIO, S (effective_ratio),
+    "Original bytes over memory used: the memory the device saves." },
+  { "uptime_seconds", RATIO, S (uptime_seconds),
+    "Seconds since the control plane started." },
+};
+
+#undef S
+
+static uint64_t
+field_uint (const struct control_snapshot *snapshot, const struct field *f)
+{
+  return *(const uint64_t *) ((const char *) snapshot + f->offset);
+}
+
+static double
+field_double (const struct control_snapshot *snapshot, const struct field *f)
+{
+  return *(const double *) ((const char *) snapshot + f->offset);
+}
+
+static double
+ratio (uint64_t numerator, uint64_t denominator)
+{
+  return denominator ? (double) numerator / denominator : 0;
+}
+
+void
+control_snapshot (struct control *control, struct control_snapshot *s)
+{
+  struct timespec now;
+
+  *s = (struct control_snapshot) { 0 };
+  store_stats (control->store, &s->store);
+  zs_pool_stats (store_pool (control->store), &s->pool);
+  store_get_codec (control->store, &s->codec);
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  s->uptime_seconds = (now.tv_sec - control->started.tv_sec)
+    + (now.tv_nsec - control->started.tv_nsec) / 1e9;
+  s->memory_used_bytes = s->store.pool_bytes + s->store.metadata_bytes;
+  s->compression_ratio = ratio (s->store.original_bytes,
+                                s->store.compressed_bytes);
+  s->effective_ratio = ratio (s->store.original_bytes, s->memory_used_bytes);
+}
+
+void
+control_stats_json (struct json *j, const struct control_snapshot *s)
+{
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    const struct field *f = &fields[i];
+
+    if (f->kind == RATIO)
+      json_double (j, f->name, field_double (s, f));
+    else
+      json_uint (j, f->name, field_uint (s, f));
+  }
+}
+
+char *
+control_metrics_text (const struct control_snapshot *s)
+{
+  char *text = NULL;
+  size_t len;
+  FILE *f = open_memstream (&text, &len);
+
+  if (f == NULL)
+    return NULL;
+  fprintf (f, "# HELP cswap_info The daemon's version and codec.\n"
+           "# TYPE cswap_info gauge\n"
+           "cswap_info{version=\"%s\",codec=\"%s\"} 1\n"
+           "# HELP cswap_codec_level The codec level for new pages.\n"
+           "# TYPE cswap_codec_level gauge\n"
+           "cswap_codec_level %d\n",
+           CSWAP_VERSION, codec_name (s->codec.id), s->codec.level);
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    const struct field *field = &fields[i];
+    const char *suffix = field->kind == COUNTER ? "_total" : "";
+
+    fprintf (f, "# HELP cswap_%s%s %s\n# TYPE cswap_%s%s %s\n",
+             field->name, suffix, field->help, field->name, suffix,
+             field->kind == COUNTER ? "counter" : "gauge");
+    if (field->kind == RATIO)
+      fprintf (f, "cswap_%s %.4f\n", field->name, field_double (s, field));
+    else
+      fprintf (f, "cswap_%s%s %llu\n", field->name, suffix,
+               (unsigned long long) field_uint (s, field));
+  }
+  if (ferror (f)) {
+    fclose (f);
+    free (text);
+    return NULL;
+  }
+  if (fclose (f) != 0) {
+    free (text);
+    return NULL;
+  }
+  return text;
+}

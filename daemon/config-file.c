@@ -1,0 +1,229 @@
+/* cswap: reading /etc/cswap.conf (see config-file.h and cswap.conf(5)).
+ *
+ * A line is split at its first '=', both halves trimmed of blanks; the
+ * value may itself contain '=' and blanks inside it.  Device keys go to
+ * options_set(), which owns their names, ranges and messages; this file
+ * adds the place ("PATH:LINE: ") and owns only the service keys and the
+ * file's own rules (a missing '=', a key given twice).
+ *
+ * Duplicates are found with a small table of the keys accepted so far: a
+ * key is recorded only once options_set() took it, so the table holds at
+ * most as many entries as there are valid keys.
+ *
+ * Locking: none; called once, single-threaded, before any thread starts.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "config-file.h"
+#include "parse.h"
+
+#define MAX_KEYS 64
+#define MAX_KEY_BYTES 64
+
+struct seen_key {
+  char name[MAX_KEY_BYTES];
+  unsigned line;
+};
+
+static char why_buffer[PATH_MAX + 512];
+
+void
+config_service_init (struct cswap_service *service)
+{
+  *service = (struct cswap_service) {
+    .frontend = FRONTEND_FUSE,
+    .priority = CONFIG_DEFAULT_PRIORITY,
+  };
+  strcpy (service->mountpoint, CONFIG_DEFAULT_MOUNTPOINT);
+}
+
+/* Trims blanks at both ends of S in place; returns the new start. */
+static char *
+trim (char *s)
+{
+  char *end = s + strlen (s);
+
+  while (isspace ((unsigned char) *s))
+    s++;
+  while (end > s && isspace ((unsigned char) end[-1]))
+    *--end = '\0';
+  return s;
+}
+
+/* Cuts LINE at its comment: a '#' at its start or after a blank. */
+static void
+strip_comment (char *line)
+{
+  for (char *p = line; *p; p++)
+    if (*p == '#' && (p == line || isspace ((unsigned char) p[-1]))) {
+      *p = '\0';
+      return;
+    }
+}
+
+/* Sets the service key KEY, or returns 1 if KEY is not a service key, or
+ * -1 with *REASON set for a bad value.
+ */
+static int
+service_set (struct cswap_service *service, const char *key,
+             const char *value, const char **reason)
+{
+  int64_t number;
+
+  if (strcmp (key, "frontend") == 0) {
+    if (strcmp (value, "fuse") == 0)
+      service->frontend = FRONTEND_FUSE;
+    else if (strcmp (value, "nbd") == 0)
+      service->frontend = FRONTEND_NBD;
+    else {
+      *reason = "use fuse or nbd";
+      return -1;
+    }
+    return 0;
+  }
+  if (strcmp (key, "priority") == 0) {
+    if (parse_int64 (value, -1, 32767, &number, reason) == -1)
+      return -1;
+    service->priority = number;
+    return 0;
+  }
+  if (strcmp (key, "mountpoint") == 0) {
+    if (value[0] != '/' || strlen (value) >= sizeof service->mountpoint) {
+      *reason = "an absolute path is needed";
+      return -1;
+    }
+    strcpy (service->mountpoint, value);
+    return 0;
+  }
+  return 1;
+}
+
+/* Handles one line (LINENO of PATH).  Returns 0 or -1 with *WHY set. */
+static int
+read_line (const char *path, unsigned lineno, char *line,
+           struct cswap_options *options, struct cswap_service *service,
+           struct seen_key *seen, size_t *seen_count, const char **why)
+{
+  const char *reason = NULL, *option_why;
+  char *equals, *key, *value;
+  int r;
+
+  strip_comment (line);
+  key = trim (line);
+  if (*key == '\0')
+    return 0;
+  equals = strchr (key, '=');
+  if (equals == NULL) {
+    snprintf (why_buffer, sizeof why_buffer,
+              "%s:%u: %s: expected key = value", path, lineno, key);
+    *why = why_buffer;
+    return -1;
+  }
+  *equals = '\0';
+  key = trim (key);
+  value = trim (equals + 1);
+  if (*key == '\0') {
+    snprintf (why_buffer, sizeof why_buffer, "%s:%u: no key before '='",
+              path, lineno);
+    *why = why_buffer;
+    return -1;
+  }
+  for (size_t i = 0; i < *seen_count; i++)
+    if (strcmp (seen[i].name, key) == 0) {
+      snprintf (why_buffer, sizeof why_buffer,
+                "%s:%u: %s: given twice (first on line %u)",
+                path, lineno, key, seen[i].line);
+      *why = why_buffer;
+      return -1;
+    }
+
+  r = service_set (service, key, value, &reason);
+  if (r == -1) {
+    snprintf (why_buffer, sizeof why_buffer, "%s:%u: %s=%s: %s",
+              path, lineno, key, value, reason);
+    *why = why_buffer;
+    return -1;
+  }
+  if (r == 1 && options_set (options, key, value, &option_why) == -1) {
+    snprintf (why_buffer, sizeof why_buffer, "%s:%u: %s",
+              path, lineno, option_why);
+    *why = why_buffer;
+    return -1;
+  }
+  /* Accepted, so KEY is one of the few valid names: short, and fewer
+   * than MAX_KEYS of them.
+   */
+  if (*seen_count < MAX_KEYS && strlen (key) < MAX_KEY_BYTES) {
+    strcpy (seen[*seen_count].name, key);
+    seen[(*seen_count)++].line = lineno;
+  }
+  return 0;
+}
+
+int
+config_file_read (const char *path, struct cswap_options *options,
+                  struct cswap_service *service, const char **why)
+{
+  struct cswap_service ignored;
+  struct seen_key seen[MAX_KEYS];
+  size_t seen_count = 0, size = 0;
+  CLEANUP_FREE char *line = NULL;
+  unsigned lineno = 0;
+  ssize_t len;
+  FILE *f;
+  int r = 0;
+
+  if (service == NULL) {
+    config_service_init (&ignored);
+    service = &ignored;
+  }
+  f = fopen (path, "re");
+  if (f == NULL) {
+    snprintf (why_buffer, sizeof why_buffer, "%s: %s", path,
+              strerror (errno));
+    *why = why_buffer;
+    return -1;
+  }
+  errno = 0;
+  while (r == 0 && (len = getline (&line, &size, f)) != -1) {
+    lineno++;
+    if ((size_t) len != strlen (line)) {
+      snprintf (why_buffer, sizeof why_buffer, "%s:%u: a NUL byte in the line",
+                path, lineno);
+      *why = why_buffer;
+      r = -1;
+      break;
+    }
+    r = read_line (path, lineno, line, options, service, seen, &seen_count,
+                   why);
+  }
+  if (r == 0 && ferror (f)) {
+    snprintf (why_buffer, sizeof why_buffer, "%s: %s", path,
+              strerror (errno ? errno : EIO));
+    *why = why_buffer;
+    r = -1;
+  }
+  fclose (f);
+  return r;
+}
+
+int
+config_file_load (const char *path, struct cswap_options *options,
+                  struct cswap_service *service, const char **why)
+{
+  const char *finish_why;
+
+  if (config_file_read (path, options, service, why) == -1)
+    return -1;
+  if (options_finish (options, &finish_why) == -1) {
+    snprintf (why_buffer, sizeof why_buffer, "%s: %s", path, finish_why);
+    *why = why_buffer;
+    return -1;
+  }
+  return 0;
+}

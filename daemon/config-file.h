@@ -1,0 +1,56 @@
+/* cswap: /etc/cswap.conf — the device and service options in a file.
+ *
+ *   # cswap.conf(5)
+ *   size = 4G
+ *   codec = zstd
+ *   priority = 100
+ *
+ * One `key = value` per line; blank lines and comments (from a `#` that
+ * starts a line or follows a blank) are ignored.  A key is either a device
+ * option, checked by handing it to options_set() (so the file takes
+ * exactly the keys the daemons take, and no list here can drift from
+ * options.c), or one of the service keys below, which the `cswap` helper
+ * uses and the daemons only check.  Each key may be given once.
+ *
+ * Every error names the place: "PATH:LINE: reason".
+ */
+#ifndef CSWAP_CONFIG_FILE_H
+#define CSWAP_CONFIG_FILE_H
+
+#include <limits.h>
+
+#include "options.h"
+
+#define CONFIG_FILE_DEFAULT_PATH "/etc/cswap.conf"
+#define CONFIG_DEFAULT_MOUNTPOINT "/run/cswap/mnt"
+#define CONFIG_DEFAULT_PRIORITY 100
+
+enum cswap_frontend {
+  FRONTEND_FUSE,                /* cswap-fuse + loop (the default) */
+  FRONTEND_NBD,                 /* nbdkit + nbd-client, needs the nbd driver */
+};
+
+/* The service keys: how `cswap up` attaches the device. */
+struct cswap_service {
+  enum cswap_frontend frontend; /* frontend = fuse|nbd */
+  int priority;                 /* priority = -1..32767, swapon -p */
+  char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
+};
+
+extern void config_service_init (struct cswap_service *service);
+
+/* Reads PATH into OPTIONS (already options_init'ed; keys in the file
+ * override what is there) and SERVICE (may be NULL: the service keys are
+ * then only checked).  Does not call options_finish(), so that a command
+ * line can still add to the file before the options are checked as a
+ * whole.  Returns 0, or -1 with *WHY set to "PATH:LINE: reason" (or
+ * "PATH: reason" when the file cannot be read) in a static buffer.
+ */
+extern int config_file_read (const char *path, struct cswap_options *options,
+                             struct cswap_service *service, const char **why);
+
+/* config_file_read(), then options_finish(): the whole check. */
+extern int config_file_load (const char *path, struct cswap_options *options,
+                             struct cswap_service *service, const char **why);
+
+#endif /* CSWAP_CONFIG_FILE_H */

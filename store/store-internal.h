@@ -1,0 +1,78 @@
+/* cswap: what store.c and writeback.c share — the store itself.
+ *
+ * Lock order (both files): writeback mutex -> slot stripe lock ->
+ * { allocator class lock -> allocator pool lock | tier lock }.  Only one
+ * slot lock is held at a time; the tier's lock is a leaf.  The writer's
+ * wake lock (writeback.c) is never held with any other.
+ */
+#ifndef CSWAP_STORE_INTERNAL_H
+#define CSWAP_STORE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "slot-table.h"
+#include "store.h"
+#include "tier.h"
+#include "zsmalloc.h"
+
+struct store_counters {
+  atomic_uint_fast64_t same_filled_pages, huge_pages, compressed_pages;
+  atomic_uint_fast64_t tiered_pages;
+  atomic_uint_fast64_t compressed_bytes;
+  atomic_uint_fast64_t reads, writes, trims;
+  atomic_uint_fast64_t failed_writes, read_errors, pool_limit_hits;
+  atomic_uint_fast64_t written_back_pages, written_back_reads;
+  atomic_uint_fast64_t writes_waited, segments_cleaned;
+  atomic_uint_fast64_t pool_peak_bytes;
+};
+
+struct writeback;
+
+struct store {
+  uint64_t size_bytes;
+  uint32_t huge_threshold_bytes;
+  _Atomic uint32_t codec_packed;        /* id << 16 | (uint16_t) level */
+  atomic_uint_fast64_t pool_limit_bytes;
+  struct slot_table table;
+  struct zs_pool *pool;
+  struct tier *tier;                    /* NULL: no backing file */
+  struct writeback *writeback;          /* NULL: no backing file */
+  struct store_counters count;
+};
+
+static inline void
+counter_add (atomic_uint_fast64_t *counter, int64_t delta)
+{
+  atomic_fetch_add_explicit (counter, (uint64_t) delta, memory_order_relaxed);
+}
+
+static inline uint64_t
+counter_get (atomic_uint_fast64_t *counter)
+{
+  return atomic_load_explicit (counter, memory_order_relaxed);
+}
+
+/* Counts (SIGN +1) or uncounts (-1) a slot's contents.  store.c. */
+extern void count_slot (struct store *store, uint8_t flags, uint64_t word,
+                        int sign);
+
+/* Pool bytes now, and the limit and the accept threshold in bytes (0: no
+ * limit).  writeback.c.
+ */
+extern uint64_t pool_used_bytes (struct store *store);
+extern uint64_t pool_threshold_bytes (struct store *store);
+
+/* writeback.c: the writer, made with the store when it has a tier. */
+extern struct writeback *writeback_create (struct store *store,
+                                           const struct store_config *config);
+extern void writeback_destroy (struct writeback *wb);
+/* A write found the pool full: performs (or waits for) a batch of
+ * writeback of colder pages.  Returns 0 when there may be room now,
+ * -ENOSPC when none could be made.  Called with no slot lock held.
+ */
+extern int writeback_make_room (struct store *store);
+/* Whether a page read back from disk should come back into memory. */
+extern bool writeback_may_promote (struct store *store, uint32_t length);
+
+#endif /* CSWAP_STORE_INTERNAL_H */

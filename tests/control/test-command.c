@@ -1,0 +1,408 @@
+/* cswap: control/ — every command through control_execute() against a real
+ * store: the replies are valid JSON with the documented members, the
+ * numbers match what was written, compact frees a fragmented pool, set and
+ * get round-trip, and bad input of every kind gets an error reply and
+ * changes nothing.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "control.h"
+#include "page.h"
+#include "store.h"
+#include "tap.h"
+
+#define DEVICE_BYTES (32 * 1024 * 1024)
+
+static struct control *control;
+static struct store *store;
+
+/* Runs LINE (LEN bytes) and returns the reply parsed, or NULL when it is
+ * not one line of valid JSON with a boolean "ok".
+ */
+static json_object *
+execute_len (const char *line, size_t len)
+{
+  size_t reply_len;
+  char *reply = control_execute (control, line, len, &reply_len);
+  json_tokener *tok = json_tokener_new ();
+  json_object *o = NULL, *ok;
+
+  json_tokener_set_flags (tok, JSON_TOKENER_STRICT
+                               | JSON_TOKENER_VALIDATE_UTF8);
+  if (reply && reply_len > 0 && strlen (reply) == reply_len
+      && memchr (reply, '\n', reply_len) == reply + reply_len - 1)
+    o = json_tokener_parse_ex (tok, reply, reply_len - 1);
+  if (o && !(json_object_object_get_ex (o, "ok", &ok)
+             && json_object_is_type (ok, json_type_boolean))) {
+    json_object_put (o);
+    o = NULL;
+  }
+  if (o == NULL)
+    diag ("bad reply to '%.40s': %s", line, reply ? reply : "(null)");
+  json_tokener_free (tok);
+  free (reply);
+  return o;
+}
+
+static json_object *
+execute (const char *line)
+{
+  return execute_len (line, strlen (line));
+}
+
+static bool
+is_ok (json_object *o)
+{
+  json_object *ok;
+
+  return o && json_object_object_get_ex (o, "ok", &ok)
+    && json_object_get_boolean (ok);
+}
+
+/* An error reply whose message contains WANT. */
+static bool
+is_error (json_object *o, const char *want)
+{
+  json_object *error;
+
+  return o && !is_ok (o) && json_object_object_get_ex (o, "error", &error)
+    && strstr (json_object_get_string (error), want);
+}
+
+static json_object *
+get (json_object *o, const char *key)
+{
+  json_object *value = NULL;
+
+  if (o)
+    json_object_object_get_ex (o, key, &value);
+  return value;
+}
+
+static uint64_t
+get_uint (json_object *o, const char *key)
+{
+  return json_object_get_uint64 (get (o, key));
+}
+
+/* The reply to LINE must be an error containing WANT. */
+static void
+expect_error (const char *line, size_t len, const char *want,
+              const char *name)
+{
+  json_object *o = execute_len (line, len);
+
+  ok (is_error (o, want), "%s: error \"%s\"", name, want);
+  json_object_put (o);
+}
+
+static void
+write_page (uint64_t page, const unsigned char *data)
+{
+  if (store_write (store, data, CSWAP_PAGE_SIZE, page * CSWAP_PAGE_SIZE))
+    tap_bail_out ("store_write failed");
+}
+
+/* A page that compresses to about BYTES / 4 of itself: text with a
+ * per-page seed, so no two pages are the same.
+ */
+static void
+make_page (unsigned char *page, uint64_t seed)
+{
+  uint64_t x = seed * 2654435761u + 1;
+
+  for (size_t i = 0; i < CSWAP_PAGE_SIZE; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    page[i] = i % 4 ? 'a' + x % 4 : 'a' + i % 26;
+  }
+}
+
+static void
+test_help (void)
+{
+  json_object *o = execute ("help");
+
+  ok (is_ok (o) && json_object_array_length (get (o, "commands")) == 8
+      && json_object_array_length (get (o, "settings")) == 3,
+      "help lists 8 commands and 3 settings");
+  json_object_put (o);
+}
+
+static void
+test_stats (void)
+{
+  static const char *const members[] = {
+    "version", "uptime_seconds", "size_bytes", "original_bytes",
+    "compressed_bytes", "pool_bytes", "metadata_bytes", "memory_used_bytes",
+    "pool_limit_bytes", "pages_stored", "same_filled_pages", "huge_pages",
+    "compressed_pages", "reads", "writes", "trims", "failed_writes",
+    "read_errors", "pool_limit_hits", "pages_compacted", "objects_moved",
+    "compression_ratio", "effective_ratio",
+  };
+  unsigned char page[CSWAP_PAGE_SIZE];
+  json_object *o = execute ("stats"), *options;
+  bool all = true;
+
+  for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
+    if (get (o, members[i]) == NULL) {
+      diag ("stats has no %s", members[i]);
+      all = false;
+    }
+  ok (is_ok (o) && all, "stats has every documented member");
+  options = get (o, "options");
+  ok (get_uint (options, "size_bytes") == DEVICE_BYTES
+      && strcmp (json_object_get_string (get (options, "codec")), "zstd") == 0
+      && json_object_get_int (get (options, "level")) == 1,
+      "stats options: size, codec, level");
+  ok (get_uint (o, "pages_stored") == 0 && get_uint (o, "pool_bytes") == 0,
+      "an empty store stores nothing");
+  json_object_put (o);
+
+  /* 40 same-filled pages, 60 compressible ones. */
+  for (uint64_t p = 0; p < 100; p++) {
+    if (p < 40)
+      memset (page, 0x5a, sizeof page);
+    else
+      make_page (page, p);
+    write_page (p, page);
+  }
+  o = execute ("stats");
+  ok (get_uint (o, "pages_stored") == 100
+      && get_uint (o, "same_filled_pages") == 40
+      && get_uint (o, "original_bytes") == 100 * CSWAP_PAGE_SIZE
+      && get_uint (o, "writes") == 100,
+      "stats after writing 100 pages, 40 same-filled: %s",
+      json_object_to_json_string (o));
+  ok (get_uint (o, "compressed_bytes") > 0
+      && get_uint (o, "compressed_bytes") < 60 * CSWAP_PAGE_SIZE
+      && json_object_get_double (get (o, "effective_ratio")) > 1,
+      "the pages were compressed");
+  json_object_put (o);
+}
+
+static void
+test_classes (void)
+{
+  json_object *o = execute ("classes"), *classes = get (o, "classes");
+  uint64_t used = 0;
+  bool shaped = classes != NULL && json_object_array_length (classes) > 10;
+
+  for (size_t i = 0; shaped && i < json_object_array_length (classes); i++) {
+    json_object *c = json_object_array_get_idx (classes, i);
+
+    shaped = get (c, "size") && get (c, "pages_per_zspage")
+      && get (c, "objects_per_zspage") && get (c, "huge")
+      && json_object_array_length (get (c, "zspages")) == 12
+      && get (c, "objects_allocated") && get (c, "pages_used")
+      && get (c, "pages_freeable");
+    used += get_uint (c, "objects_used");
+  }
+  ok (is_ok (o) && shaped, "classes: every class has every member");
+  ok (used == 60, "classes count the 60 stored objects (%llu)",
+      (unsigned long long) used);
+  json_object_put (o);
+}
+
+static void
+test_compact (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE];
+  json_object *o;
+
+  /* Fill, then free 3 pages of every 4: every zspage is left a quarter
+   * full, which compaction can pack into a quarter of the pages.
+   */
+  for (uint64_t p = 1000; p < 3000; p++) {
+    make_page (page, p);
+    write_page (p, page);
+  }
+  for (uint64_t p = 1000; p < 3000; p++)
+    if (p % 4)
+      store_zero (store, CSWAP_PAGE_SIZE, p * CSWAP_PAGE_SIZE);
+  o = execute ("compact");
+  ok (is_ok (o) && get_uint (o, "pages_freed") > 0
+      && get_uint (o, "objects_moved") > 0,
+      "compact after fragmenting frees pages: %s",
+      json_object_to_json_string (o));
+  json_object_put (o);
+  o = execute ("stats");
+  ok (get_uint (o, "pages_compacted") > 0 && get_uint (o, "objects_moved") > 0,
+      "stats count what compaction did");
+  json_object_put (o);
+}
+
+/* The three settings as "get" shows them, for comparing. */
+static char *
+settings_text (void)
+{
+  json_object *o = execute ("get");
+  char *text = strdup (json_object_to_json_string (get (o, "settings")));
+
+  json_object_put (o);
+  return text;
+}
+
+static void
+expect_setting (const char *set_line, const char *key, const char *want)
+{
+  json_object *o = execute (set_line), *after;
+  char get_line[64];
+
+  snprintf (get_line, sizeof get_line, "get %s", key);
+  after = execute (get_line);
+  ok (is_ok (o) && is_ok (after)
+      && strcmp (json_object_get_string (get (get (after, "settings"), key)),
+                 want) == 0,
+      "'%s' then '%s' gives %s", set_line, get_line, want);
+  json_object_put (o);
+  json_object_put (after);
+}
+
+static void
+test_settings (void)
+{
+  static const char *const bad[][2] = {
+    { "set bogus 1", "unknown key" },
+    { "set pool-limit lots", "pool-limit" },
+    { "set pool-limit 101%", "pool-limit" },
+    { "set codec gzip", "unknown codec" },
+    { "set level 99", "levels are" },
+    { "set level x", "level" },
+    { "get bogus", "unknown key" },
+  };
+  json_object *o = execute ("get");
+  char *before;
+
+  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 3,
+      "get with no key lists the 3 settings");
+  json_object_put (o);
+  expect_setting ("set pool-limit 8M", "pool-limit", "8388608");
+  expect_setting ("set level 5", "level", "5");
+  expect_setting ("set codec lz4", "codec", "lz4");
+  expect_setting ("set codec zstd", "codec", "zstd");
+  expect_setting ("set level 3", "level", "3");
+  expect_setting ("set\tpool-limit 0\r", "pool-limit", "0");
+  o = execute ("set pool-limit 10%");
+  ok (is_ok (o) && get_uint (get (o, "settings"), "pool-limit") > 0,
+      "set pool-limit 10%% replies the new limit in bytes");
+  json_object_put (o);
+
+  before = settings_text ();
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char *after;
+
+    expect_error (bad[i][0], strlen (bad[i][0]), bad[i][1], bad[i][0]);
+    after = settings_text ();
+    ok (strcmp (before, after) == 0, "'%s' changed nothing", bad[i][0]);
+    free (after);
+  }
+  free (before);
+  o = execute ("stats");
+  ok (get_uint (o, "pool_limit_bytes") > 0, "stats show the limit set");
+  json_object_put (o);
+}
+
+static void
+test_metrics (void)
+{
+  json_object *o = execute ("metrics");
+  const char *text = json_object_get_string (get (o, "metrics"));
+  char *copy = strdup (text ? text : ""), *save = NULL;
+  unsigned samples = 0, bad = 0;
+
+  for (char *line = strtok_r (copy, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save)) {
+    if (strncmp (line, "# HELP cswap_", 13) == 0
+        || strncmp (line, "# TYPE cswap_", 13) == 0)
+      continue;
+    samples++;
+    if (strncmp (line, "cswap_", 6) != 0 || strchr (line, ' ') == NULL) {
+      diag ("bad sample line: %s", line);
+      bad++;
+    }
+  }
+  ok (is_ok (o) && samples > 20 && bad == 0,
+      "metrics: %u samples, all named cswap_*", samples);
+  ok (text && strstr (text, "# TYPE cswap_writes_total counter\n")
+      && strstr (text, "\ncswap_pages_stored ")
+      && strstr (text, "# TYPE cswap_pool_bytes gauge\n"),
+      "metrics: counters end in _total, bytes in _bytes");
+  free (copy);
+  json_object_put (o);
+}
+
+static void
+test_bad_input (void)
+{
+  static const char long_word[] = "stats ";
+  size_t big = 100 * 1024;
+  char *line = malloc (big);
+  unsigned char garbage[512];
+  uint64_t x = 88172645463325252ull;
+
+  expect_error ("", 0, "empty line", "empty line");
+  expect_error ("   \t ", 5, "empty line", "blank line");
+  expect_error ("frobnicate", 10, "unknown command", "unknown command");
+  expect_error ("stats now", 9, "usage: stats", "stats with an argument");
+  expect_error ("set pool-limit", 14, "usage: set KEY VALUE", "set, no value");
+  expect_error ("get a b", 7, "usage: get", "get, two keys");
+  expect_error ("writeback a b c d e f g h", 25, "too many words",
+                "too many words");
+  expect_error ("writeback", 9, "no backing file configured", "writeback");
+  expect_error ("writeback idle", 14, "no backing file configured",
+                "writeback idle");
+  expect_error ("stats\0x", 7, "control character", "a NUL in the line");
+  expect_error ("\xff\xfe\x80 \"\\", 6, "unknown command",
+                "invalid UTF-8, quote and backslash quoted back safely");
+
+  memset (line, 'x', big);
+  memcpy (line, long_word, sizeof long_word - 1);
+  expect_error (line, big, "line too long", "a 100 KiB line");
+
+  for (unsigned round = 0; round < 200; round++) {
+    json_object *o;
+
+    for (size_t i = 0; i < sizeof garbage; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      garbage[i] = x;
+    }
+    o = execute_len ((char *) garbage, x % sizeof garbage);
+    if (!(o && !is_ok (o)))
+      ok (false, "binary garbage, round %u, gets an error", round);
+    json_object_put (o);
+  }
+  ok (true, "200 lines of binary garbage get valid error replies");
+  free (line);
+}
+
+int
+main (void)
+{
+  struct store_config config = {
+    .size_bytes = DEVICE_BYTES,
+    .codec = { CODEC_ZSTD, codec_default_level (CODEC_ZSTD) },
+  };
+
+  store = store_create (&config);
+  if (store == NULL)
+    tap_bail_out ("store_create: %m");
+  control = control_create (store);
+  if (control == NULL)
+    tap_bail_out ("control_create: %m");
+
+  test_help ();
+  test_stats ();
+  test_classes ();
+  test_compact ();
+  test_settings ();
+  test_metrics ();
+  test_bad_input ();
+
+  control_destroy (control);
+  store_destroy (store);
+  return tap_done ();
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# cswap: cswap-fuse serves the same control socket as the nbdkit plugin
+# (both call control_server_open/start/stop): stats count what was written
+# through the mounted file, get/set work, the socket is refused to nobody,
+# and a clean stop removes it.  The full protocol is test-ctl-nbd.sh's.
+set -uo pipefail
+source "$(dirname "$0")/tap-check.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "mounting the device file needs root"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+command -v jq >/dev/null || skip "jq is not installed"
+: "${CSWAP_BUILD_ROOT:?run through meson test}"
+cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
+cswapctl=$CSWAP_BUILD_ROOT/control/cswapctl
+
+tmp=$(mktemp -d)
+mnt=$tmp/mnt
+sock=$tmp/ctl.sock
+pid=
+cleanup () {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  grep -qs " $mnt fuse" /proc/mounts && fusermount3 -u -z "$mnt"
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+
+ctl () {
+  "$cswapctl" --socket "$sock" "$@"
+}
+
+mkdir "$mnt"
+"$cswap_fuse" -f --size 64M -o ctl="$sock" "$mnt" 2>"$tmp/log" &
+pid=$!
+for _ in $(seq 100); do
+  grep -qs " $mnt fuse.cswap " /proc/mounts && [ -S "$sock" ] && break
+  sleep 0.1
+done
+[ -S "$sock" ] ||
+  { echo "Bail out! cswap-fuse did not start"; cat "$tmp/log" >&2; exit 1; }
+
+check "the socket is made with mode 0600" test "$(stat -c %a "$sock")" = 600
+# 64 pages of text, 64 same-filled, through the page cache-less file.
+check "writing 128 pages through the file" \
+  dd if=<(yes "cswap fuse control" | head -c $((64 * 4096))
+          tr '\0' '\1' </dev/zero | head -c $((64 * 4096))) \
+     of="$mnt/swap" bs=4096 count=128 iflag=fullblock oflag=direct \
+     conv=notrunc status=none
+check "stats --json: 128 pages stored, 64 same-filled" \
+  test "$(ctl --json stats | jq -r '"\(.pages_stored) \(.same_filled_pages)"')" = \
+       "128 64"
+check "stats: the table" grep -q '64.0 MiB' <<<"$(ctl stats)"
+check "set codec lz4, get codec" \
+  test "$(ctl set codec lz4 >/dev/null && ctl get codec)" = "codec lz4"
+other_commands_answer () {
+  ctl classes >/dev/null && ctl compact >/dev/null &&
+    ctl metrics | grep -q "^cswap_pages_stored 128$"
+}
+
+refused_for_nobody () {
+  local message code
+  message=$(setpriv --reuid=nobody --regid=nogroup --clear-groups \
+              "$cswapctl" --socket "$sock" stats 2>&1)
+  code=$?
+  echo "# $message"
+  [ "$code" -eq 1 ] && grep -q "access denied: uid" <<<"$message"
+}
+
+check "classes, compact and metrics answer" other_commands_answer
+# Open to all at the file system level, so that only SO_PEERCRED refuses.
+chmod 0711 "$tmp"
+chmod 0666 "$sock"
+check "nobody is refused by uid" refused_for_nobody
+kill -TERM "$pid"
+wait "$pid"
+check "cswap-fuse stops cleanly on SIGTERM" test $? -eq 0
+pid=
+check "and removes its socket" test ! -e "$sock"
+done_testing

@@ -1,0 +1,170 @@
+#!/bin/bash
+# cswap: the control socket of the nbdkit plugin, through cswapctl and raw
+# sockets: every command after writing known pages over NBD, the socket's
+# mode and SO_PEERCRED checks (as nobody), ctl-uid, a second daemon on the
+# same path, a stale socket, bad and greedy clients (ctl-abuse.py) with the
+# daemon still serving I/O and its memory flat, and the socket removed on
+# a clean stop.
+set -uo pipefail
+source "$(dirname "$0")/../lib/plugin-env.sh"
+source "$(dirname "$0")/tap-check.sh"
+
+cswapctl=$CSWAP_BUILD_ROOT/control/cswapctl
+here=$CSWAP_SOURCE_ROOT/tests/control
+tmp=$(mktemp -d)
+pids=()
+cleanup () {
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+
+# start_daemon NAME ARGS...: nbdkit serving $tmp/NAME.nbd in the
+# background; sets $pid once both sockets are up.
+start_daemon () {
+  local name=$1
+  shift
+  nbdkit -f -U "$tmp/$name.nbd" "$CSWAP_PLUGIN" size=64M "$@" \
+    2> "$tmp/$name.log" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    [ -S "$tmp/$name.nbd" ] && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+ctl () {                        # cswapctl on the first daemon's socket
+  "$cswapctl" --socket "$tmp/ctl.sock" "$@"
+}
+
+as_nobody () {
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+
+json_field () {                 # json_field FIELD: from stats --json
+  ctl --json stats | jq -e ".$1"
+}
+
+# exits CODE PATTERN COMMAND...: COMMAND exits with CODE and says PATTERN.
+exits () {
+  local code=$1 pattern=$2 message
+  shift 2
+  message=$("$@" 2>&1)
+  local got=$?
+  sed 's/^/# /' <<<"$message" | head -3
+  [ "$got" -eq "$code" ] && grep -q -- "$pattern" <<<"$message"
+}
+
+rss_kib () {
+  awk '/^VmRSS/ { print $2 }' "/proc/$1/status"
+}
+
+start_daemon main ctl="$tmp/ctl.sock" codec=zstd ||
+  { echo "Bail out! nbdkit did not start"; cat "$tmp/main.log"; exit 1; }
+main_pid=$pid
+check "the socket is made with mode 0600" \
+  test "$(stat -c %a "$tmp/ctl.sock")" = 600
+check "writing 256 pages over NBD" \
+  /usr/bin/python3 "$here/nbd-pages.py" "$tmp/main.nbd" write
+
+check "stats --json: 256 pages stored, 128 same-filled" \
+  test "$(json_field pages_stored)/$(json_field same_filled_pages)" = 256/128
+check "stats --json: writes counted, version and options" \
+  test "$(ctl --json stats | jq -r '"\(.writes) \(.version) \(.options.codec) \(.options.size_bytes)"')" = \
+       "256 0.1.0 zstd 67108864"
+stats=$(ctl stats)
+echo "$stats" | sed 's/^/# /'
+check "stats: a table with the device size in MiB" \
+  grep -q '^ALGORITHM .*DISKSIZE.*RATIO' <<<"$stats"
+check "stats: 64.0 MiB" grep -q 'zstd-1 *64.0 MiB' <<<"$stats"
+check "stats --bytes: exact sizes" grep -q ' 67108864 ' <<<"$(ctl --bytes stats)"
+check "classes: one row per class" \
+  test "$(ctl classes | wc -l)" -gt 10
+check "classes --json: 12 fullness groups" \
+  test "$(ctl --json classes | jq '.classes[0].zspages | length')" = 12
+check "compact" grep -q PAGES-FREED <<<"$(ctl compact)"
+check "get lists every setting" \
+  test "$(ctl get | cut -d' ' -f1 | tr '\n' ' ')" = "pool-limit codec level "
+check "set pool-limit then get" \
+  test "$(ctl set pool-limit 16M && ctl get pool-limit)" = \
+       "pool-limit 16777216
+pool-limit 16777216"
+check "set level 99: the daemon's error, exit 1" \
+  exits 1 "cswapctl: daemon: level 99: zstd levels are" ctl set level 99
+check "set bogus: exit 1" exits 1 "unknown key" ctl set bogus 1
+check "writeback: no backing file yet, exit 1" \
+  exits 1 "no backing file configured" ctl writeback
+metrics=$(ctl metrics)
+check "metrics: Prometheus text" \
+  grep -q '^# TYPE cswap_writes_total counter$' <<<"$metrics"
+check "metrics: writes counted" grep -q '^cswap_writes_total 256$' <<<"$metrics"
+check "metrics: every sample is cswap_*" \
+  test "$(grep -cv -e '^# ' -e '^cswap_[a-z_]*\({[^}]*}\)\? [0-9.]*$' <<<"$metrics")" = 0
+check "help" grep -q '^  writeback' <<<"$(ctl help)"
+check "--watch repeats" \
+  test "$(timeout 2.5 "$cswapctl" --socket "$tmp/ctl.sock" --watch 1 stats |
+          grep -c ^ALGORITHM)" -ge 2
+check "an unknown command is a usage error, exit 2" \
+  exits 2 "unknown command" ctl frobnicate
+check "a missing argument is a usage error, exit 2" \
+  exits 2 "wrong number" ctl set level
+check "no socket: exit 3" \
+  exits 3 "no such socket: is the daemon running with ctl=" \
+  "$cswapctl" --socket "$tmp/none.sock" stats
+
+# As nobody: the socket file keeps it out; opened up, SO_PEERCRED does.
+chmod 0711 "$tmp"
+check "nobody, socket 0600: access denied, exit 3" \
+  exits 3 "access denied" as_nobody "$cswapctl" --socket "$tmp/ctl.sock" stats
+chmod 0666 "$tmp/ctl.sock"
+check "nobody, socket opened up: the daemon refuses by uid, exit 1" \
+  exits 1 "access denied: uid 65534" \
+  as_nobody "$cswapctl" --socket "$tmp/ctl.sock" stats
+
+start_daemon uid ctl="$tmp/uid.sock" ctl-uid="$(id -u nobody)" ||
+  echo "# the ctl-uid daemon did not start"
+uid_pid=$pid
+chmod 0666 "$tmp/uid.sock"
+check "ctl-uid=nobody lets nobody in" \
+  exits 0 "\"ok\":true" as_nobody "$cswapctl" --socket "$tmp/uid.sock" --json stats
+check "a second daemon on a socket in use fails" \
+  exits 1 "another daemon is listening" \
+  nbdkit -U - "$CSWAP_PLUGIN" size=1M ctl="$tmp/ctl.sock" --run true
+kill -KILL "$uid_pid"
+wait "$uid_pid" 2>/dev/null
+check "a daemon killed with SIGKILL leaves its socket" test -S "$tmp/uid.sock"
+start_daemon stale ctl="$tmp/uid.sock" || echo "# the daemon did not start"
+stale_pid=$pid
+check "the next daemon replaces a stale socket" \
+  exits 0 ALGORITHM "$cswapctl" --socket "$tmp/uid.sock" stats
+check "a file that is not a socket is left alone" \
+  exits 1 "exists and is not a socket" \
+  nbdkit -U - "$CSWAP_PLUGIN" size=1M ctl="$tmp/main.log" --run true
+check "ctl=none: no socket" \
+  nbdkit -U - "$CSWAP_PLUGIN" size=1M ctl=none --run true
+
+# Bad clients, and the daemon afterwards.
+rss_before=$(rss_kib "$main_pid")
+while read -r result; do
+  n=$((n + 1))
+  echo "${result/ - / $n - }"
+  [[ $result == ok* ]] || status=1
+done < <(/usr/bin/python3 "$here/ctl-abuse.py" "$tmp/ctl.sock")
+rss_after=$(rss_kib "$main_pid")
+echo "# nbdkit RSS: $rss_before KiB before the bad clients, $rss_after after"
+check "the daemon's RSS grew by less than 4 MiB" \
+  test $((rss_after - rss_before)) -lt 4096
+check "the data reads back over NBD" \
+  /usr/bin/python3 "$here/nbd-pages.py" "$tmp/main.nbd" check
+
+kill -TERM "$stale_pid" "$main_pid"
+wait "$stale_pid" "$main_pid"
+check "a clean stop removes the socket" test ! -e "$tmp/ctl.sock"
+check "and the one it took over" test ! -e "$tmp/uid.sock"
+done_testing

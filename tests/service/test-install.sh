@@ -1,0 +1,99 @@
+#!/bin/bash
+# shellcheck disable=SC2016,SC2001  # eval and --run strings expand later, on purpose
+# cswap: `meson install --destdir` puts every file where it belongs, the
+# installed plugin loads in nbdkit, the installed helper and example
+# configuration work, and `systemd-analyze verify` accepts the unit
+# against the installed tree (its Exec paths and its man pages).
+set -uo pipefail
+: "${CSWAP_BUILD_ROOT:?run through meson test}"
+command -v jq >/dev/null || { echo "1..0 # SKIP jq is not installed"; exit 77; }
+
+n=0 failed=0
+check () {                      # check NAME COMMAND…
+  local name=$1; shift
+  n=$((n + 1))
+  if "$@"; then echo "ok $n - $name"
+  else failed=$((failed + 1)); echo "not ok $n - $name"; fi
+}
+
+dest=$(mktemp -d /tmp/cswap-install.XXXXXX)
+trap 'rm -rf "$dest"' EXIT
+
+option () {
+  meson introspect "$CSWAP_BUILD_ROOT" --buildoptions \
+    | jq -r --arg k "$1" '.[] | select(.name == $k) | .value'
+}
+prefix=$(option prefix)
+sbindir=$prefix/$(option sbindir)
+sysconfdir=$(option sysconfdir)
+[[ $sysconfdir == /* ]] || sysconfdir=$prefix/$sysconfdir
+mandir=$prefix/$(option mandir)
+plugindir=$(pkg-config --variable=plugindir nbdkit)
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null) \
+  || unitdir=$prefix/lib/systemd/system
+version=$(meson introspect "$CSWAP_BUILD_ROOT" --projectinfo | jq -r .version)
+
+check "meson install --destdir" \
+  eval 'meson install -C "$CSWAP_BUILD_ROOT" --destdir "$dest" --no-rebuild >"$dest.log" 2>&1 || { sed "s/^/# /" "$dest.log"; false; }'
+rm -f "$dest.log"
+
+for file in "$sbindir/cswap" "$sbindir/cswap-fuse" "$sbindir/cswapctl" \
+            "$plugindir/nbdkit-cswap-plugin.so" "$unitdir/cswap.service" \
+            "$sysconfdir/cswap.conf.example" \
+            "$mandir/man1/nbdkit-cswap-plugin.1" "$mandir/man8/cswap.8" \
+            "$mandir/man8/cswap-fuse.8" "$mandir/man5/cswap.conf.5"; do
+  check "installed $file" test -f "$dest$file"
+done
+for prog in cswap cswap-fuse cswapctl; do
+  check "$prog is executable" test -x "$dest$sbindir/$prog"
+done
+check "no cswap.conf installed, only the example" \
+  test ! -e "$dest$sysconfdir/cswap.conf"
+
+helper=$dest$sbindir/cswap
+check "the helper has every @VARIABLE@ substituted" \
+  eval '! grep -n "@[A-Z_]*@" "$helper"'
+check "the helper names the installed cswap-fuse" \
+  grep -q "^cswap_fuse=.*'$sbindir/cswap-fuse'" "$helper"
+check "cswap --version says $version" \
+  eval '[[ $("$helper" --version) == "cswap $version" ]]'
+check "cswap with no command is a usage error (2)" \
+  eval '"$helper" >/dev/null 2>&1; [[ $? -eq 2 ]]'
+
+unit=$dest$unitdir/cswap.service
+check "the unit runs $sbindir/cswap" \
+  grep -q "^ExecStart=$sbindir/cswap run\$" "$unit"
+check "the unit is Type=notify" grep -q '^Type=notify$' "$unit"
+
+check "the example configuration passes the installed cswap-fuse --check-config" \
+  eval '[[ $("$dest$sbindir/cswap-fuse" --check-config "$dest$sysconfdir/cswap.conf.example") == ok ]]'
+check "cswap check accepts the example configuration" \
+  eval 'CSWAP_FUSE="$dest$sbindir/cswap-fuse" "$helper" -c "$dest$sysconfdir/cswap.conf.example" check >/dev/null'
+
+if command -v nbdkit >/dev/null; then
+  dump=$(nbdkit --dump-plugin "$dest$plugindir/nbdkit-cswap-plugin.so" 2>&1)
+  check "nbdkit --dump-plugin loads the installed plugin" \
+    grep -q "^cswap_version=$version\$" <<<"$dump"
+  check "the installed plugin reads config=FILE" \
+    nbdkit -U - "$dest$plugindir/nbdkit-cswap-plugin.so" \
+      "config=$dest$sysconfdir/cswap.conf.example" ctl=none --run true
+fi
+
+if command -v systemd-analyze >/dev/null; then
+  # --root: Exec paths are looked up in the installed tree; MANPATH: so
+  # are the Documentation= man pages.
+  out=$(cd / && MANPATH=$dest$mandir systemd-analyze verify --root="$dest" \
+        "$unit" 2>&1)
+  status=$?
+  check "systemd-analyze verify cswap.service" \
+    test "$status" -eq 0 -a -z "$out"
+  [[ -z $out ]] || sed 's/^/# /' <<<"$out"
+  # And that it would notice: a unit whose helper is missing fails.
+  mv "$helper" "$helper.moved"
+  check "systemd-analyze verify notices a missing ExecStart binary" \
+    eval '! (cd / && systemd-analyze verify --man=no --root="$dest" "$unit" >/dev/null 2>&1)'
+  mv "$helper.moved" "$helper"
+fi
+
+echo "1..$n"
+[[ $failed -eq 0 ]]

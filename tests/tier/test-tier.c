@@ -1,0 +1,465 @@
+/* cswap: tier/ — the store with a backing file, against a reference.
+ *
+ *   test-tier            model: a small pool limit so that most pages go
+ *                        to disk and come back, from several threads with
+ *                        writeback, compaction and the background writer
+ *                        running; trims free backing space; injected EIO
+ *                        (CSWAP_TIER_FAULT) leaves pages in memory; a
+ *                        corrupted block reads as -EIO, never wrong data
+ *   test-tier full PATH  PATH on a small filesystem that fills up (a thin
+ *                        backing file): writeback fails with ENOSPC, pages
+ *                        stay in memory, nothing is lost (test-tier-full.sh)
+ *
+ * Backing files go under $CSWAP_TIER_DIR or /var/tmp: a real disk, since
+ * /tmp may be tmpfs, which refuses O_DIRECT.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "page.h"
+#include "pagefile.h"
+#include "store.h"
+#include "tap.h"
+#include "zsmalloc.h"
+
+#define DEVICE_PAGES 4096u              /* 16 MiB */
+#define POOL_LIMIT_BYTES (1024u * 1024u)
+#define THREADS 4
+
+static struct pagefile corpus;
+static char backing_path[256];
+
+static uint64_t
+rand64 (uint64_t *state)
+{
+  *state ^= *state >> 12;       /* xorshift64* */
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 2685821657736338717ull;
+}
+
+/* A page as swap sees them: mostly corpus pages (compressible), some
+ * noise (raw), some same-filled; stamped so that no two writes match.
+ */
+static void
+make_page (uint64_t *rng, unsigned char *page)
+{
+  uint64_t kind = rand64 (rng) % 10, stamp = rand64 (rng);
+
+  if (kind == 0) {
+    for (unsigned i = 0; i < CSWAP_PAGE_SIZE; i++)
+      page[i] = stamp >> (8 * (i % 8));
+    return;
+  }
+  if (kind == 1) {
+    for (unsigned i = 0; i < CSWAP_PAGE_SIZE; i += 8) {
+      uint64_t v = rand64 (rng);
+      memcpy (page + i, &v, 8);
+    }
+    return;
+  }
+  memcpy (page, pagefile_page (&corpus, rand64 (rng) % corpus.pages),
+          CSWAP_PAGE_SIZE);
+  memcpy (page + rand64 (rng) % (CSWAP_PAGE_SIZE - 8), &stamp, 8);
+}
+
+static struct store *
+make_store (uint64_t pool_limit, bool thin, uint64_t backing_bytes)
+{
+  struct store_config config = {
+    .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .pool_limit_bytes = pool_limit,
+    .backing_path = backing_path,
+    .backing_size_bytes = backing_bytes,
+    .backing_thin = thin,
+    .writeback_batch_pages = 32,
+  };
+  struct store *store = store_create (&config);
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  return store;
+}
+
+struct worker {
+  struct store *store;
+  unsigned first, pages;        /* its share of the device */
+  unsigned char *model;         /* what each page of it should read */
+  unsigned long ops;
+  uint64_t seed;
+  unsigned long mismatches, errors;
+};
+
+static void *
+random_ops (void *opaque)
+{
+  struct worker *w = opaque;
+  unsigned char page[CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
+
+  for (unsigned long n = 0; n < w->ops; n++) {
+    unsigned p = rand64 (&w->seed) % w->pages;
+    uint64_t offset = (uint64_t) (w->first + p) * CSWAP_PAGE_SIZE;
+    unsigned char *model = w->model + (size_t) p * CSWAP_PAGE_SIZE;
+    unsigned op = rand64 (&w->seed) % 20;
+
+    if (op < 9) {
+      make_page (&w->seed, page);
+      if (store_write (w->store, page, CSWAP_PAGE_SIZE, offset) == 0)
+        memcpy (model, page, CSWAP_PAGE_SIZE);
+      else
+        w->errors++;
+    }
+    else if (op < 10) {         /* partial: read-modify-write of a tiered page */
+      unsigned at = rand64 (&w->seed) % CSWAP_PAGE_SIZE;
+      unsigned len = 1 + rand64 (&w->seed) % (CSWAP_PAGE_SIZE - at);
+      make_page (&w->seed, page);
+      if (store_write (w->store, page, len, offset + at) == 0)
+        memcpy (model + at, page, len);
+      else
+        w->errors++;
+    }
+    else if (op < 11) {
+      if (store_zero (w->store, CSWAP_PAGE_SIZE, offset) == 0)
+        memset (model, 0, CSWAP_PAGE_SIZE);
+      else
+        w->errors++;
+    }
+    else if (store_read (w->store, got, CSWAP_PAGE_SIZE, offset))
+      w->errors++;
+    else if (memcmp (got, model, CSWAP_PAGE_SIZE))
+      w->mismatches++;
+  }
+  return NULL;
+}
+
+static atomic_bool stop_background;
+
+static void *
+compact_and_writeback (void *opaque)
+{
+  struct store *store = opaque;
+
+  while (!atomic_load (&stop_background)) {
+    struct zs_compact_result c;
+    struct store_writeback_result wb;
+    store_compact (store, &c);
+    store_writeback (store, 0, 64, true, &wb);
+    usleep (1000);
+  }
+  return NULL;
+}
+
+/* Every page of the device against MODEL; returns the mismatches. */
+static unsigned long
+verify_all (struct store *store, const unsigned char *model, unsigned long *errors)
+{
+  unsigned char got[CSWAP_PAGE_SIZE];
+  unsigned long bad = 0;
+
+  *errors = 0;
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    if (store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE))
+      ++*errors;
+    else if (memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      bad++;
+  }
+  return bad;
+}
+
+static void
+run_workers (struct store *store, unsigned char *model, unsigned long ops,
+             struct worker *w)
+{
+  pthread_t tid[THREADS], helper;
+
+  atomic_store (&stop_background, false);
+  pthread_create (&helper, NULL, compact_and_writeback, store);
+  for (unsigned t = 0; t < THREADS; t++) {
+    w[t] = (struct worker) {
+      .store = store, .first = t * (DEVICE_PAGES / THREADS),
+      .pages = DEVICE_PAGES / THREADS,
+      .model = model + (size_t) t * (DEVICE_PAGES / THREADS) * CSWAP_PAGE_SIZE,
+      .ops = ops, .seed = 0x1234567 + t,
+    };
+    pthread_create (&tid[t], NULL, random_ops, &w[t]);
+  }
+  for (unsigned t = 0; t < THREADS; t++)
+    pthread_join (tid[t], NULL);
+  atomic_store (&stop_background, true);
+  pthread_join (helper, NULL);
+}
+
+static void
+test_model (unsigned long ops)
+{
+  struct store *store = make_store (POOL_LIMIT_BYTES, false, 24 << 20);
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  struct worker w[THREADS];
+  struct store_stats s;
+  unsigned long mismatches = 0, errors = 0, verify_errors;
+
+  ok (store_start_background (store) == 0, "background writer starts");
+  run_workers (store, model, ops, w);
+  for (unsigned t = 0; t < THREADS; t++) {
+    mismatches += w[t].mismatches;
+    errors += w[t].errors;
+  }
+  store_stats (store, &s);
+  diag ("written back %llu pages in %llu batches, %llu reads from disk, "
+        "%llu waited, %llu segments cleaned, pool %llu bytes",
+        (unsigned long long) s.written_back_pages,
+        (unsigned long long) s.writeback_batches,
+        (unsigned long long) s.written_back_reads,
+        (unsigned long long) s.writes_waited,
+        (unsigned long long) s.segments_cleaned,
+        (unsigned long long) s.pool_bytes);
+  ok (mismatches == 0 && errors == 0,
+      "%d threads: every read returned what was last written (%lu mismatches, %lu errors)",
+      THREADS, mismatches, errors);
+  ok (s.written_back_pages > 0 && s.written_back_reads > 0,
+      "pages went to disk (%llu) and came back (%llu)",
+      (unsigned long long) s.written_back_pages,
+      (unsigned long long) s.written_back_reads);
+  /* A new zspage may take the pool past the limit by one chain. */
+  ok (s.pool_bytes <= POOL_LIMIT_BYTES + ZS_MAX_PAGES_PER_ZSPAGE * CSWAP_PAGE_SIZE,
+      "the pool stayed under its limit (%llu bytes)",
+      (unsigned long long) s.pool_bytes);
+  ok (s.uring_submissions <= s.writeback_batches,
+      "one io_uring submission per batch (%llu for %llu)",
+      (unsigned long long) s.uring_submissions,
+      (unsigned long long) s.writeback_batches);
+  ok (verify_all (store, model, &verify_errors) == 0 && verify_errors == 0,
+      "every page reads back afterwards");
+
+  struct store_writeback_result r;
+  int e = store_writeback (store, 0, 0, true, &r);
+  ok (e == 0, "writeback of everything: %llu pages", (unsigned long long) r.pages_written);
+  store_stats (store, &s);
+  ok (s.compressed_pages + s.huge_pages == 0,
+      "nothing but same-filled pages left in memory (%llu)",
+      (unsigned long long) (s.compressed_pages + s.huge_pages));
+  ok (verify_all (store, model, &verify_errors) == 0 && verify_errors == 0,
+      "every page reads back from disk");
+
+  ok (store_zero (store, (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE, 0) == 0, "trim all");
+  store_stats (store, &s);
+  ok (s.tiered_pages == 0 && s.backing_live_bytes == 0 && s.backing_used_bytes == 0,
+      "trim freed the backing space (%llu pages, %llu live, %llu used bytes)",
+      (unsigned long long) s.tiered_pages,
+      (unsigned long long) s.backing_live_bytes,
+      (unsigned long long) s.backing_used_bytes);
+  store_destroy (store);
+  free (model);
+}
+
+/* Writes every page, then writes them all back; returns the store. */
+static struct store *
+fill_and_write_back (unsigned char *model, uint64_t pool_limit, bool thin,
+                     uint64_t backing_bytes)
+{
+  struct store *store = make_store (pool_limit, thin, backing_bytes);
+  uint64_t rng = 42;
+  unsigned long failed = 0;
+
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    unsigned char *page = model + (size_t) p * CSWAP_PAGE_SIZE;
+    make_page (&rng, page);
+    if (store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE)) {
+      memset (page, 0, CSWAP_PAGE_SIZE);
+      store_zero (store, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+      failed++;
+    }
+  }
+  diag ("%lu writes refused", failed);
+  return store;
+}
+
+static void
+test_injected_eio (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  unsigned long errors;
+  struct store_stats s;
+
+  setenv ("CSWAP_TIER_FAULT", "eio:50", 1);
+  struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
+  unsetenv ("CSWAP_TIER_FAULT");
+  struct store_writeback_result r;
+  for (int i = 0; i < 20; i++) {
+    store_writeback (store, 0, 0, true, &r);
+    usleep (30000);             /* past the back-off */
+  }
+  store_stats (store, &s);
+  ok (s.backing_io_errors > 0, "injected EIO counted (%llu)",
+      (unsigned long long) s.backing_io_errors);
+  ok (s.tiered_pages > 0 && s.compressed_pages + s.huge_pages > 0,
+      "some batches failed, some went out (%llu on disk, %llu in memory)",
+      (unsigned long long) s.tiered_pages,
+      (unsigned long long) (s.compressed_pages + s.huge_pages));
+  ok (verify_all (store, model, &errors) == 0 && errors == 0,
+      "after EIO every page reads back");
+  store_destroy (store);
+  free (model);
+}
+
+static void
+test_checksum (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  unsigned char got[CSWAP_PAGE_SIZE];
+  struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
+  struct store_writeback_result r;
+  struct store_stats s;
+  unsigned long eio = 0, wrong = 0;
+
+  store_writeback (store, 0, 0, true, &r);
+  /* Flip bytes in the middle of the first segment behind the store's back. */
+  int fd = open (backing_path, O_RDWR);
+  unsigned char junk[512];
+  memset (junk, 0x5a, sizeof junk);
+  ok (fd >= 0 && pwrite (fd, junk, sizeof junk, 64 * 1024) == sizeof junk,
+      "corrupted 512 bytes of the backing file");
+  fsync (fd);
+  close (fd);
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+    if (e == -EIO)
+      eio++;
+    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      wrong++;
+  }
+  store_stats (store, &s);
+  ok (eio > 0 && wrong == 0 && s.backing_checksum_errors >= eio,
+      "corrupted pages read as -EIO (%lu, counted %llu), none as wrong data (%lu)",
+      eio, (unsigned long long) s.backing_checksum_errors, wrong);
+  store_destroy (store);
+  free (model);
+}
+
+/* PATH is on a filesystem too small for the pages: a thin backing file. */
+static void
+test_full_disk (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  unsigned long errors;
+  struct store_stats s;
+  struct store *store = fill_and_write_back (model, 0, true, 64 << 20);
+  struct store_writeback_result r;
+
+  for (int i = 0; i < 10; i++) {
+    store_writeback (store, 0, 0, true, &r);
+    usleep (30000);
+  }
+  store_stats (store, &s);
+  ok (s.backing_enospc_errors > 0, "the filesystem filled up: ENOSPC counted (%llu)",
+      (unsigned long long) s.backing_enospc_errors);
+  ok (s.compressed_pages + s.huge_pages > 0, "pages stayed in memory (%llu), %llu on disk",
+      (unsigned long long) (s.compressed_pages + s.huge_pages),
+      (unsigned long long) s.tiered_pages);
+  ok (verify_all (store, model, &errors) == 0 && errors == 0,
+      "after ENOSPC every page reads back");
+  store_destroy (store);
+  free (model);
+}
+
+/* Idle writeback: pages untouched for idle-writeback seconds go out with
+ * no pool pressure at all; touched ones stay.
+ */
+static void
+test_idle (void)
+{
+  struct store_config config = {
+    .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .backing_path = backing_path,
+    .backing_size_bytes = 64 << 20,
+    .idle_writeback_seconds = 3,        /* an idle sweep every second */
+  };
+  struct store *store = store_create (&config);
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct store_stats s;
+
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  for (unsigned p = 0; p < 256; p++)
+    store_write (store, pagefile_page (&corpus, p % corpus.pages),
+                 CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+  store_start_background (store);
+  for (int tick = 0; tick < 50; tick++) {       /* keep page 0 busy, 5 s */
+    store_read (store, page, CSWAP_PAGE_SIZE, 0);
+    usleep (100000);
+  }
+  store_stats (store, &s);
+  ok (s.tiered_pages > 0 && s.compressed_pages + s.huge_pages <= 1,
+      "idle pages went to disk by themselves (%llu; %llu same-filled stay; "
+      "%llu other in memory: the busy one)", (unsigned long long) s.tiered_pages,
+      (unsigned long long) s.same_filled_pages,
+      (unsigned long long) (s.compressed_pages + s.huge_pages));
+  ok (s.written_back_reads == 0, "the busy page stayed in memory");
+  store_destroy (store);
+}
+
+static void
+test_bad_backing (void)
+{
+  char link[300];
+  struct store_config config = {
+    .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .backing_path = link,
+    .backing_size_bytes = 4 << 20,
+  };
+
+  snprintf (link, sizeof link, "%s.link", backing_path);
+  unlink (link);
+  if (symlink (backing_path, link) == 0) {
+    struct store *store = store_create (&config);
+    ok (store == NULL && strstr (store_create_error (), "symlink"),
+        "a symlink is refused: %s", store_create_error ());
+    store_destroy (store);
+    unlink (link);
+  }
+  config.backing_path = backing_path;
+  config.backing_size_bytes = 0;
+  unlink (backing_path);
+  struct store *store = store_create (&config);
+  ok (store == NULL, "a new file without a size is refused: %s",
+      store_create_error ());
+  store_destroy (store);
+}
+
+int
+main (int argc, char *argv[])
+{
+  const char *path = getenv ("CSWAP_CORPUS");
+  const char *dir = getenv ("CSWAP_TIER_DIR");
+
+  if (path == NULL || pagefile_load (path, &corpus) == -1)
+    tap_skip_all ("no corpus ($CSWAP_CORPUS)");
+  if (argc == 3 && strcmp (argv[1], "full") == 0) {
+    snprintf (backing_path, sizeof backing_path, "%s", argv[2]);
+    test_full_disk ();
+  }
+  else {
+    snprintf (backing_path, sizeof backing_path, "%s/cswap-test-tier.%d",
+              dir ? dir : "/var/tmp", (int) getpid ());
+    test_model (getenv ("CSWAP_SANITIZE") && strcmp (getenv ("CSWAP_SANITIZE"), "none")
+                ? 4000 : 20000);
+    unlink (backing_path);
+    test_injected_eio ();
+    unlink (backing_path);
+    test_checksum ();
+    unlink (backing_path);
+    test_idle ();
+    test_bad_backing ();
+  }
+  unlink (backing_path);
+  pagefile_free (&corpus);
+  return tap_done ();
+}

@@ -1,0 +1,586 @@
+/* cswap: the backing file (see tier.h for the format and the contract).
+ *
+ * Lock order: tier->lock is a leaf, taken under the store's writer mutex
+ * and slot locks; it guards the segment table, the free-segment stack and
+ * the used/live byte counts.  The io_uring ring and the open segment's
+ * position in a batch belong to the single batching caller.  Other
+ * counters are relaxed atomics.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <liburing.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "tier.h"
+
+#define HEADER_MAGIC 0xc5a9u
+
+_Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
+                "segments are whole blocks");
+_Static_assert (TIER_HEADER_BYTES + TIER_MAX_OBJECT_BYTES <= 2 * TIER_BLOCK_BYTES,
+                "an object fits in two blocks");
+
+enum segment_state { SEGMENT_FREE, SEGMENT_OPEN, SEGMENT_FULL };
+
+struct segment {
+  uint32_t live_bytes;          /* object bytes still referenced */
+  uint32_t fill_bytes;          /* written so far (FREE: 0) */
+  enum segment_state state;
+};
+
+struct tier {
+  int fd;
+  uint64_t size_bytes;
+  uint32_t segments;
+
+  pthread_mutex_t lock;
+  struct segment *segment;      /* protected by lock */
+  uint32_t *free_stack;         /* protected by lock */
+  uint32_t free_count;          /* protected by lock */
+  int64_t open_segment;         /* protected by lock; -1: none */
+  uint64_t used_bytes, live_bytes;      /* protected by lock */
+
+  struct io_uring ring;         /* the batching caller's only */
+  bool ring_ready;
+  unsigned fault_eio_percent;
+  uint64_t fault_rng;
+
+  atomic_uint_fast64_t bytes_written, batches, submissions;
+  atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
+};
+
+static void
+counter_add (atomic_uint_fast64_t *counter, uint64_t delta)
+{
+  atomic_fetch_add_explicit (counter, delta, memory_order_relaxed);
+}
+
+static uint64_t
+round_up (uint64_t n, uint64_t unit)
+{
+  return (n + unit - 1) / unit * unit;
+}
+
+/* Header fields, host order: the file is scratch space for this process
+ * only (no superblock, nothing survives a restart), so no byte swapping.
+ */
+struct header {
+  uint32_t crc, cookie;
+  uint16_t length, magic;
+  uint32_t zero;
+};
+_Static_assert (sizeof (struct header) == TIER_HEADER_BYTES, "header layout");
+
+static uint32_t
+object_crc (const struct header *h, const void *payload)
+{
+  uint32_t crc = crc32c (0, (const unsigned char *) h + sizeof h->crc,
+                         sizeof *h - sizeof h->crc);
+  return crc32c (crc, payload, h->length);
+}
+
+/* The object at OBJECT with AVAIL bytes readable after it, if valid. */
+static bool
+object_check (const unsigned char *object, size_t avail, struct header *h)
+{
+  if (avail < TIER_HEADER_BYTES)
+    return false;
+  memcpy (h, object, sizeof *h);
+  return h->magic == HEADER_MAGIC && h->zero == 0 && h->length > 0
+    && h->length <= TIER_MAX_OBJECT_BYTES
+    && tier_object_bytes (h->length) <= avail
+    && object_crc (h, object + TIER_HEADER_BYTES) == h->crc;
+}
+
+/* Opening: every failure sets *WHY and errno. */
+static int
+open_fail (int fd, const char **why, const char *message, int error)
+{
+  static char buffer[256];
+  snprintf (buffer, sizeof buffer, "backing file: %s", message);
+  *why = buffer;
+  if (fd >= 0)
+    close (fd);
+  errno = error;
+  return -1;
+}
+
+static int
+open_backing (const struct tier_config *config, uint64_t *size_bytes,
+              const char **why)
+{
+  struct stat st;
+  uint64_t size = config->size_bytes;
+  int fd = open (config->path,
+                 O_RDWR | O_CREAT | O_DIRECT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+  if (fd == -1) {
+    int e = errno;
+    return open_fail (-1, why, e == ELOOP ? "is a symlink (refused)"
+                      : e == EINVAL ? "the filesystem refuses O_DIRECT"
+                      : strerror (e), e);
+  }
+  /* One store per file: a second daemon would overwrite live objects. */
+  if (flock (fd, LOCK_EX | LOCK_NB) == -1)
+    return open_fail (fd, why, "in use by another process (flock)", EBUSY);
+  if (fstat (fd, &st) == -1)
+    return open_fail (fd, why, strerror (errno), errno);
+  if (S_ISBLK (st.st_mode)) {
+    uint64_t device_bytes;
+    if (ioctl (fd, BLKGETSIZE64, &device_bytes) == -1)
+      return open_fail (fd, why, "BLKGETSIZE64 failed", errno);
+    if (size > device_bytes)
+      return open_fail (fd, why, "backing-size is larger than the device", EINVAL);
+    if (size == 0)
+      size = device_bytes;
+  }
+  else if (S_ISREG (st.st_mode)) {
+    if (size == 0)
+      size = st.st_size;
+    if (size == 0)
+      return open_fail (fd, why, "backing-size=SIZE is needed for a new file", EINVAL);
+  }
+  else
+    return open_fail (fd, why, "neither a regular file nor a block device", EINVAL);
+
+  size -= size % TIER_SEGMENT_BYTES;
+  if (size < 2 * TIER_SEGMENT_BYTES)
+    return open_fail (fd, why, "smaller than two 1 MiB segments", EINVAL);
+  if (S_ISREG (st.st_mode)) {
+    if (!config->thin && (errno = posix_fallocate (fd, 0, size)) != 0)
+      return open_fail (fd, why, errno == ENOSPC ? "no space to preallocate"
+                        : "the filesystem cannot preallocate "
+                          "(fallocate; backing-prealloc=no allows a thin file)",
+                        errno);
+    if (config->thin && (uint64_t) st.st_size < size && ftruncate (fd, size) == -1)
+      return open_fail (fd, why, strerror (errno), errno);
+  }
+  *size_bytes = size;
+  return fd;
+}
+
+struct tier *
+tier_open (const struct tier_config *config, const char **why)
+{
+  const char *fault = getenv ("CSWAP_TIER_FAULT");
+  struct tier *tier = calloc (1, sizeof *tier);
+
+  if (tier == NULL) {
+    *why = "backing file: out of memory";
+    return NULL;
+  }
+  tier->fd = open_backing (config, &tier->size_bytes, why);
+  if (tier->fd == -1) {
+    free (tier);
+    return NULL;
+  }
+  tier->segments = tier->size_bytes / TIER_SEGMENT_BYTES;
+  tier->segment = calloc (tier->segments, sizeof *tier->segment);
+  tier->free_stack = calloc (tier->segments, sizeof *tier->free_stack);
+  if (tier->segment == NULL || tier->free_stack == NULL) {
+    *why = "backing file: out of memory";
+    tier_close (tier);
+    errno = ENOMEM;
+    return NULL;
+  }
+  /* Lowest segments on top: a fresh device fills the file from the start. */
+  for (uint32_t s = 0; s < tier->segments; s++)
+    tier->free_stack[s] = tier->segments - 1 - s;
+  tier->free_count = tier->segments;
+  tier->open_segment = -1;
+  pthread_mutex_init (&tier->lock, NULL);
+  if (fault && sscanf (fault, "eio:%u", &tier->fault_eio_percent) == 1)
+    tier->fault_rng = 0x9e3779b97f4a7c15ull;
+  return tier;
+}
+
+void
+tier_close (struct tier *tier)
+{
+  if (tier == NULL)
+    return;
+  if (tier->ring_ready)
+    io_uring_queue_exit (&tier->ring);
+  if (tier->segment)
+    pthread_mutex_destroy (&tier->lock);
+  close (tier->fd);
+  free (tier->segment);
+  free (tier->free_stack);
+  free (tier);
+}
+
+int
+tier_batch_init (struct tier_batch *batch, unsigned max_objects)
+{
+  *batch = (struct tier_batch) { .max_objects = max_objects };
+  /* Worst case per object: its bytes plus a skip to the next block, and a
+   * block of padding per run.
+   */
+  batch->buf_bytes = round_up ((size_t) max_objects
+                               * (tier_object_bytes (TIER_MAX_OBJECT_BYTES)
+                                  + TIER_BLOCK_BYTES / 2)
+                               + TIER_MAX_RUNS * TIER_BLOCK_BYTES,
+                               TIER_BLOCK_BYTES);
+  batch->buf = aligned_alloc (TIER_BLOCK_BYTES, batch->buf_bytes);
+  return batch->buf ? 0 : -ENOMEM;
+}
+
+void
+tier_batch_destroy (struct tier_batch *batch)
+{
+  free (batch->buf);
+  batch->buf = NULL;
+}
+
+/* Segment S, full, holds nothing live any more.  Called with tier->lock held. */
+static void
+segment_release (struct tier *tier, uint32_t s)
+{
+  struct segment *seg = &tier->segment[s];
+
+  tier->used_bytes -= seg->fill_bytes;
+  *seg = (struct segment) { .state = SEGMENT_FREE };
+  tier->free_stack[tier->free_count++] = s;
+}
+
+/* Segment S stops taking objects.  Called with tier->lock held. */
+static void
+segment_close (struct tier *tier, uint32_t s)
+{
+  struct segment *seg = &tier->segment[s];
+  uint32_t filled = round_up (seg->fill_bytes, TIER_BLOCK_BYTES);
+
+  tier->used_bytes += filled - seg->fill_bytes;
+  seg->fill_bytes = filled;
+  seg->state = SEGMENT_FULL;
+  tier->open_segment = -1;
+  if (seg->live_bytes == 0)     /* everything in it died while it was open */
+    segment_release (tier, s);
+}
+
+/* Where an object of NEED bytes goes in a segment filled to FILL: here, or
+ * at the next block if it would otherwise touch three blocks.
+ */
+static uint32_t
+place_object (uint32_t fill, uint32_t need)
+{
+  if (fill % TIER_BLOCK_BYTES + need > 2 * TIER_BLOCK_BYTES)
+    return round_up (fill, TIER_BLOCK_BYTES);
+  return fill;
+}
+
+int
+tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
+                const void *data, uint32_t length, uint64_t *offset)
+{
+  uint32_t need = tier_object_bytes (length);
+  uint32_t pos = 0;
+  size_t at;
+
+  if (length == 0 || length > TIER_MAX_OBJECT_BYTES)
+    return -EINVAL;
+  if (batch->objects == batch->max_objects)
+    return -E2BIG;
+
+  pthread_mutex_lock (&tier->lock);
+  int64_t s = tier->open_segment;
+  if (s >= 0) {
+    pos = place_object (tier->segment[s].fill_bytes, need);
+    if (pos + need > TIER_SEGMENT_BYTES)
+      s = -1;
+  }
+  bool new_segment = s < 0;
+  bool new_run = new_segment || batch->runs == 0;
+  if (new_segment && tier->free_count == 0) {
+    pthread_mutex_unlock (&tier->lock);
+    return -ENOSPC;
+  }
+  if (new_run && batch->runs == TIER_MAX_RUNS) {
+    pthread_mutex_unlock (&tier->lock);
+    return -E2BIG;
+  }
+  if (new_segment)
+    pos = 0;
+  /* Runs start on a block in the buffer as on disk; within a run, buffer
+   * and disk advance together.
+   */
+  if (new_run)
+    at = round_up (batch->used_bytes, TIER_BLOCK_BYTES);
+  else {
+    const typeof (batch->run[0]) *run = &batch->run[batch->runs - 1];
+    at = run->buf_offset + ((uint64_t) s * TIER_SEGMENT_BYTES + pos
+                            - run->disk_offset);
+  }
+  if (at + need > batch->buf_bytes) {
+    pthread_mutex_unlock (&tier->lock);
+    return -E2BIG;
+  }
+
+  if (new_segment) {
+    if (tier->open_segment >= 0)
+      segment_close (tier, tier->open_segment);
+    s = tier->free_stack[--tier->free_count];
+    tier->segment[s] = (struct segment) { .state = SEGMENT_OPEN };
+    tier->open_segment = s;
+  }
+  struct segment *seg = &tier->segment[s];
+  tier->used_bytes += pos + need - seg->fill_bytes;
+  tier->live_bytes += need;
+  seg->fill_bytes = pos + need;
+  seg->live_bytes += need;
+  pthread_mutex_unlock (&tier->lock);
+
+  if (new_run)
+    batch->run[batch->runs++] = (typeof (batch->run[0])) {
+      .disk_offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos,
+      .buf_offset = at,
+    };
+  memset (batch->buf + batch->used_bytes, 0, at - batch->used_bytes);
+  struct header h = { .cookie = cookie, .length = length,
+                      .magic = HEADER_MAGIC };
+  h.crc = object_crc (&h, data);
+  memcpy (batch->buf + at, &h, sizeof h);
+  memcpy (batch->buf + at + TIER_HEADER_BYTES, data, length);
+  memset (batch->buf + at + TIER_HEADER_BYTES + length, 0,
+          need - TIER_HEADER_BYTES - length);
+  batch->used_bytes = at + need;
+  batch->objects++;
+  *offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos;
+  return 0;
+}
+
+static bool
+fault_injected (struct tier *tier)
+{
+  if (tier->fault_eio_percent == 0)
+    return false;
+  tier->fault_rng ^= tier->fault_rng << 13;     /* xorshift64 */
+  tier->fault_rng ^= tier->fault_rng >> 7;
+  tier->fault_rng ^= tier->fault_rng << 17;
+  return tier->fault_rng % 100 < tier->fault_eio_percent;
+}
+
+/* One io_uring_enter for every run of the batch. */
+static int
+submit_runs (struct tier *tier, struct tier_batch *batch, size_t end)
+{
+  int r = 0;
+
+  if (!tier->ring_ready) {
+    /* Made on first use, in the process that writes: a ring made before
+     * nbdkit's fork would be shared with the parent.
+     */
+    r = io_uring_queue_init (TIER_MAX_RUNS, &tier->ring, 0);
+    if (r < 0)
+      return r;
+    tier->ring_ready = true;
+  }
+  for (unsigned i = 0; i < batch->runs; i++) {
+    size_t from = batch->run[i].buf_offset;
+    size_t to = i + 1 < batch->runs ? batch->run[i + 1].buf_offset : end;
+    struct io_uring_sqe *sqe = io_uring_get_sqe (&tier->ring);
+    io_uring_prep_write (sqe, tier->fd, batch->buf + from, to - from,
+                         batch->run[i].disk_offset);
+    sqe->user_data = to - from;
+  }
+  counter_add (&tier->submissions, 1);
+  int submitted = io_uring_submit_and_wait (&tier->ring, batch->runs);
+  if (submitted < 0)
+    return submitted;
+  for (int i = 0; i < submitted; i++) {
+    struct io_uring_cqe *cqe;
+    int w = io_uring_wait_cqe (&tier->ring, &cqe);
+    if (w < 0)
+      return w;
+    if (cqe->res < 0 && r == 0)
+      r = cqe->res;
+    else if ((uint64_t) cqe->res != cqe->user_data && r == 0)
+      r = -EIO;                 /* short: O_DIRECT does not resume */
+    io_uring_cqe_seen (&tier->ring, cqe);
+  }
+  return submitted == (int) batch->runs ? r : -EIO;
+}
+
+int
+tier_batch_submit (struct tier *tier, struct tier_batch *batch)
+{
+  size_t end = round_up (batch->used_bytes, TIER_BLOCK_BYTES);
+  int r;
+
+  if (batch->objects == 0)
+    return 0;
+  memset (batch->buf + batch->used_bytes, 0, end - batch->used_bytes);
+  /* The open segment's tail block is padding from now on: the next batch
+   * starts on a fresh block, so no block is written twice while readers
+   * may be reading it.
+   */
+  pthread_mutex_lock (&tier->lock);
+  if (tier->open_segment >= 0) {
+    struct segment *seg = &tier->segment[tier->open_segment];
+    uint32_t filled = round_up (seg->fill_bytes, TIER_BLOCK_BYTES);
+    tier->used_bytes += filled - seg->fill_bytes;
+    seg->fill_bytes = filled;
+    if (filled == TIER_SEGMENT_BYTES)
+      segment_close (tier, tier->open_segment);
+  }
+  pthread_mutex_unlock (&tier->lock);
+
+  counter_add (&tier->batches, 1);
+  r = fault_injected (tier) ? -EIO : submit_runs (tier, batch, end);
+  if (r == 0)
+    counter_add (&tier->bytes_written, end);
+  else
+    counter_add (r == -ENOSPC ? &tier->enospc_errors : &tier->io_errors, 1);
+  batch->used_bytes = 0;
+  batch->objects = 0;
+  batch->runs = 0;
+  return r;
+}
+
+void
+tier_free (struct tier *tier, uint64_t offset, uint32_t length)
+{
+  uint32_t s = offset / TIER_SEGMENT_BYTES;
+  uint32_t bytes = tier_object_bytes (length);
+
+  pthread_mutex_lock (&tier->lock);
+  struct segment *seg = &tier->segment[s];
+  seg->live_bytes -= bytes;
+  tier->live_bytes -= bytes;
+  /* An open segment with nothing live has nothing in flight either (a
+   * batch's objects are live until settled): start it afresh.
+   */
+  if (seg->live_bytes == 0 && seg->state != SEGMENT_FREE) {
+    if (seg->state == SEGMENT_OPEN)
+      tier->open_segment = -1;
+    segment_release (tier, s);
+  }
+  pthread_mutex_unlock (&tier->lock);
+}
+
+int
+tier_read (struct tier *tier, uint64_t offset, uint32_t length,
+           uint32_t cookie, void *payload)
+{
+  /* On the stack, aligned for O_DIRECT: nothing allocated per read. */
+  _Alignas (TIER_BLOCK_BYTES) unsigned char buf[2 * TIER_BLOCK_BYTES];
+  uint64_t first = offset / TIER_BLOCK_BYTES * TIER_BLOCK_BYTES;
+  uint64_t end = round_up (offset + tier_object_bytes (length), TIER_BLOCK_BYTES);
+  size_t in_buf = offset - first;
+  struct header h;
+  ssize_t n;
+
+  if (end - first > sizeof buf || end > tier->size_bytes)
+    return -EINVAL;
+  do
+    n = pread (tier->fd, buf, end - first, first);
+  while (n == -1 && errno == EINTR);
+  if (n == -1) {
+    counter_add (&tier->io_errors, 1);
+    return -errno;
+  }
+  if ((uint64_t) n != end - first
+      || !object_check (buf + in_buf, n - in_buf, &h)
+      || h.cookie != cookie || h.length != length) {
+    counter_add (&tier->checksum_errors, 1);
+    return -EIO;
+  }
+  memcpy (payload, buf + in_buf + TIER_HEADER_BYTES, length);
+  return 0;
+}
+
+int64_t
+tier_pick_victim (struct tier *tier, unsigned live_percent)
+{
+  uint64_t best_live = (uint64_t) TIER_SEGMENT_BYTES * live_percent / 100;
+  int64_t best = -1;
+
+  pthread_mutex_lock (&tier->lock);
+  for (uint32_t s = 0; s < tier->segments; s++)
+    if (tier->segment[s].state == SEGMENT_FULL
+        && tier->segment[s].live_bytes < best_live) {
+      best = s;
+      best_live = tier->segment[s].live_bytes;
+    }
+  pthread_mutex_unlock (&tier->lock);
+  return best;
+}
+
+int
+tier_read_segment (struct tier *tier, uint64_t segment, void *buf, size_t *fill)
+{
+  ssize_t n;
+
+  pthread_mutex_lock (&tier->lock);
+  *fill = tier->segment[segment].fill_bytes;
+  pthread_mutex_unlock (&tier->lock);
+  n = pread (tier->fd, buf, *fill, segment * TIER_SEGMENT_BYTES);
+  if (n == -1 || (size_t) n != *fill) {
+    counter_add (&tier->io_errors, 1);
+    return n == -1 ? -errno : -EIO;
+  }
+  return 0;
+}
+
+bool
+tier_segment_next (struct tier *tier, uint64_t segment, const void *buf,
+                   size_t fill, size_t *pos, struct tier_object *object)
+{
+  const unsigned char *bytes = buf;
+  struct header h;
+
+  (void) tier;
+  while (*pos + TIER_HEADER_BYTES <= fill) {
+    if (!object_check (bytes + *pos, fill - *pos, &h)) {
+      /* Padding (or an unreadable object): objects resume on a block. */
+      *pos = round_up (*pos + 1, TIER_BLOCK_BYTES);
+      continue;
+    }
+    *object = (struct tier_object) {
+      .offset = segment * TIER_SEGMENT_BYTES + *pos,
+      .cookie = h.cookie, .length = h.length,
+      .payload = bytes + *pos + TIER_HEADER_BYTES,
+    };
+    *pos += tier_object_bytes (h.length);
+    return true;
+  }
+  return false;
+}
+
+unsigned
+tier_free_segments (struct tier *tier)
+{
+  pthread_mutex_lock (&tier->lock);
+  unsigned n = tier->free_count;
+  pthread_mutex_unlock (&tier->lock);
+  return n;
+}
+
+void
+tier_stats (struct tier *tier, struct tier_stats *s)
+{
+  pthread_mutex_lock (&tier->lock);
+  *s = (struct tier_stats) {
+    .size_bytes = tier->size_bytes,
+    .used_bytes = tier->used_bytes,
+    .live_bytes = tier->live_bytes,
+  };
+  pthread_mutex_unlock (&tier->lock);
+  s->bytes_written = atomic_load_explicit (&tier->bytes_written, memory_order_relaxed);
+  s->batches = atomic_load_explicit (&tier->batches, memory_order_relaxed);
+  s->submissions = atomic_load_explicit (&tier->submissions, memory_order_relaxed);
+  s->io_errors = atomic_load_explicit (&tier->io_errors, memory_order_relaxed);
+  s->enospc_errors = atomic_load_explicit (&tier->enospc_errors, memory_order_relaxed);
+  s->checksum_errors = atomic_load_explicit (&tier->checksum_errors, memory_order_relaxed);
+}

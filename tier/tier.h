@@ -1,0 +1,145 @@
+/* cswap: the backing file — cold compressed objects on disk.
+ *
+ * The tier keeps opaque objects (up to 4096 bytes, each tagged with a
+ * 32-bit owner cookie) in a file or block device opened O_DIRECT, so the
+ * page cache never holds a second copy.  It knows segments, blocks,
+ * io_uring and checksums; it knows nothing of slots or pages: the store
+ * decides what goes out and keeps the offsets.
+ *
+ * On-disk format (a log, no superblock: the store's slot table is the
+ * only index, and a restarted daemon starts from an empty device):
+ *
+ *   file   = segments of TIER_SEGMENT_BYTES (1 MiB), filled sequentially
+ *   object = header (16 bytes) + payload, padded to 16 bytes
+ *   header = crc32c (of the rest of the header and the payload),
+ *            cookie, length, magic, zero
+ *
+ * An object never straddles more than two 4 KiB blocks (the writer skips
+ * to the next block when it would), so reading one back is ONE aligned
+ * O_DIRECT read of one or two blocks; a torn or corrupted object fails its
+ * checksum and the reader gets -EIO, never wrong data.  Each batch ends on
+ * a block boundary (the tail is padding) so a block is never rewritten
+ * while readers may be reading it; at 64 pages per batch that costs about
+ * 32 bytes per page.
+ *
+ * Space: every segment counts its live bytes; tier_free() makes an
+ * object's bytes dead, and a full segment whose live count reaches zero is
+ * free again.  tier_pick_victim() finds mostly-dead segments for the
+ * caller's cleaner, which moves their live objects into a new batch.
+ *
+ * Threads: writes are batched by ONE caller at a time (the store's writer
+ * mutex serialises tier_batch_*, tier_pick_victim and tier_read_segment;
+ * the io_uring ring is not shared).  tier_read, tier_free and the counters
+ * may be used from any thread at any time.
+ *
+ * Lock order: tier->lock is a leaf: it is taken under the store's slot
+ * locks (tier_free) and nothing is taken under it.
+ *
+ * Test only: CSWAP_TIER_FAULT=eio:PERCENT in the environment when the tier
+ * is opened makes that share of batch writes fail with EIO (nothing is
+ * written), to exercise the error paths.
+ */
+#ifndef CSWAP_TIER_H
+#define CSWAP_TIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIER_BLOCK_BYTES 4096u
+#define TIER_SEGMENT_BYTES (1024u * 1024u)
+#define TIER_HEADER_BYTES 16u
+#define TIER_OFFSET_UNIT 16u    /* objects start on 16-byte boundaries */
+#define TIER_MAX_OBJECT_BYTES 4096u
+#define TIER_MAX_RUNS 8         /* disk runs (SQEs) per batch */
+
+struct tier_config {
+  const char *path;
+  uint64_t size_bytes;          /* 0: the device's or existing file's size */
+  bool thin;                    /* regular file: no fallocate up front */
+};
+
+struct tier;
+
+/* Opens (creating 0600 if absent) and sizes the backing file.  Returns
+ * NULL with errno set and *WHY a message naming the problem.
+ */
+extern struct tier *tier_open (const struct tier_config *config,
+                               const char **why);
+extern void tier_close (struct tier *tier);
+
+/* A batch of objects on their way to disk, in a preallocated aligned
+ * buffer of CAPACITY objects.
+ */
+struct tier_batch {
+  unsigned char *buf;
+  size_t buf_bytes, used_bytes;
+  unsigned objects, max_objects;
+  unsigned runs;
+  struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
+};
+extern int tier_batch_init (struct tier_batch *batch, unsigned max_objects);
+extern void tier_batch_destroy (struct tier_batch *batch);
+
+/* Copies LENGTH bytes at DATA into BATCH and reserves their place on disk;
+ * *OFFSET is where the object will live.  Returns 0, -E2BIG when the batch
+ * is full (submit it first), or -ENOSPC when the backing file is.
+ */
+extern int tier_batch_add (struct tier *tier, struct tier_batch *batch,
+                           uint32_t cookie, const void *data, uint32_t length,
+                           uint64_t *offset);
+/* Writes the batch with one io_uring submission (one SQE per contiguous
+ * run) and waits for it.  Returns 0 or a negative errno; on failure the
+ * caller must tier_free() every object of the batch.  Empties BATCH.
+ */
+extern int tier_batch_submit (struct tier *tier, struct tier_batch *batch);
+
+/* Makes the object at OFFSET of LENGTH payload bytes dead. */
+extern void tier_free (struct tier *tier, uint64_t offset, uint32_t length);
+
+/* Reads the object at OFFSET back into PAYLOAD (LENGTH bytes), checking
+ * its checksum, cookie and length.  Returns 0, -EIO, or another -errno.
+ */
+extern int tier_read (struct tier *tier, uint64_t offset, uint32_t length,
+                      uint32_t cookie, void *payload);
+
+/* Cleaning: a full segment with less than LIVE_PERCENT live bytes, the
+ * emptiest, or -1.  Then read it whole (BUF: TIER_SEGMENT_BYTES, aligned)
+ * and walk its valid objects with tier_segment_next().
+ */
+extern int64_t tier_pick_victim (struct tier *tier, unsigned live_percent);
+extern int tier_read_segment (struct tier *tier, uint64_t segment, void *buf,
+                              size_t *fill);
+struct tier_object {
+  uint64_t offset;
+  uint32_t cookie, length;
+  const void *payload;
+};
+/* Returns true and the next object at or after *POS with a valid
+ * checksum, advancing *POS past it; false at the end.
+ */
+extern bool tier_segment_next (struct tier *tier, uint64_t segment,
+                               const void *buf, size_t fill, size_t *pos,
+                               struct tier_object *object);
+
+extern unsigned tier_free_segments (struct tier *tier);
+
+struct tier_stats {
+  uint64_t size_bytes;
+  uint64_t used_bytes;          /* written area of segments in use */
+  uint64_t live_bytes;          /* headers and payloads still referenced */
+  uint64_t bytes_written;
+  uint64_t batches, submissions;
+  uint64_t io_errors, enospc_errors, checksum_errors;
+};
+extern void tier_stats (struct tier *tier, struct tier_stats *stats);
+
+/* Bytes an object of LENGTH payload bytes takes on disk. */
+static inline uint32_t
+tier_object_bytes (uint32_t length)
+{
+  return (TIER_HEADER_BYTES + length + TIER_OFFSET_UNIT - 1)
+    & ~(TIER_OFFSET_UNIT - 1);
+}
+
+#endif /* CSWAP_TIER_H */
