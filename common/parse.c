@@ -109,3 +109,23 @@ parse_int64 (const char *s, int64_t min, int64_t max, int64_t *value,
   *value = v;
   return 0;
 }
+
+int
+parse_yes_no (const char *s, bool *value, const char **why)
+{
+  static const char *const yes[] = { "yes", "true", "on", "1" };
+  static const char *const no[] = { "no", "false", "off", "0" };
+
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+    if (strcmp (s, yes[i]) == 0) {
+      *value = true;
+      return 0;
+    }
+    if (strcmp (s, no[i]) == 0) {
+      *value = false;
+      return 0;
+    }
+  }
+  *why = "use yes or no";
+  return -1;
+}

@@ -7,6 +7,7 @@
 #ifndef CSWAP_PARSE_H
 #define CSWAP_PARSE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A size in bytes: digits with an optional binary suffix: k/K (KiB), M, G,
@@ -19,6 +20,9 @@ extern int parse_size (const char *s, uint64_t *bytes, const char **why);
  */
 extern int parse_size_or_percent (const char *s, uint64_t total,
                                   uint64_t *bytes, const char **why);
+
+/* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */
+extern int parse_yes_no (const char *s, bool *value, const char **why);
 
 /* A decimal integer in [MIN, MAX]. */
 extern int parse_int64 (const char *s, int64_t min, int64_t max,

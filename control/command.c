@@ -65,7 +65,8 @@ struct setting {
   const char *values;           /* what set takes, for help */
   void (*get) (struct control *control, struct json *j, const char *key);
   /* Returns 0, or -1 with *WHY set and nothing changed. */
-  int (*set) (struct control *control, const char *value, const char **why);
+  int (*set) (struct control *control, const char *key, const char *value,
+              const char **why);
   const char *help;
 };
 
@@ -86,10 +87,12 @@ get_pool_limit (struct control *control, struct json *j, const char *key)
 }
 
 static int
-set_pool_limit (struct control *control, const char *value, const char **why)
+set_pool_limit (struct control *control, const char *key,
+                const char *value, const char **why)
 {
   uint64_t bytes;
 
+  (void) key;
   if (parse_size_or_percent (value, physical_memory_bytes (), &bytes, why)
       == -1)
     return -1;
@@ -110,11 +113,13 @@ get_codec (struct control *control, struct json *j, const char *key)
  * level=: the old codec's level may mean nothing to the new one.
  */
 static int
-set_codec (struct control *control, const char *value, const char **why)
+set_codec (struct control *control, const char *key,
+           const char *value, const char **why)
 {
   struct codec_config codec;
   enum codec_id id;
 
+  (void) key;
   if (codec_id_parse (value, &id) == -1) {
     *why = "unknown codec (use lz4 or zstd)";
     return -1;
@@ -140,13 +145,15 @@ get_level (struct control *control, struct json *j, const char *key)
 }
 
 static int
-set_level (struct control *control, const char *value, const char **why)
+set_level (struct control *control, const char *key,
+           const char *value, const char **why)
 {
   static char range[64];
   struct codec_config codec;
   int64_t level;
   int min, max;
 
+  (void) key;
   if (parse_int64 (value, -1000, 1000, &level, why) == -1)
     return -1;
   store_get_codec (control->store, &codec);
@@ -168,12 +175,77 @@ set_level (struct control *control, const char *value, const char **why)
   return 0;
 }
 
+/* A setting kept as an unsigned number by the store, with the store's
+ * own range check: the three tier settings.
+ */
+struct unsigned_setting {
+  const char *key;
+  int64_t min, max;
+  unsigned (*get) (struct store *store);
+  int (*set) (struct store *store, unsigned value);
+};
+
+static int set_idle_writeback_checked (struct store *store, unsigned seconds);
+
+static const struct unsigned_setting unsigned_settings[] = {
+  { "accept-threshold", 1, 100, store_get_accept_threshold,
+    store_set_accept_threshold },
+  { "writeback-batch", 1, STORE_MAX_WRITEBACK_BATCH,
+    store_get_writeback_batch, store_set_writeback_batch },
+  { "idle-writeback", 0, 30 * 24 * 3600, store_get_idle_writeback,
+    set_idle_writeback_checked },
+};
+
+static int
+set_idle_writeback_checked (struct store *store, unsigned seconds)
+{
+  store_set_idle_writeback (store, seconds);
+  return 0;
+}
+
+static const struct unsigned_setting *
+find_unsigned_setting (const char *key)
+{
+  for (size_t i = 0; i < sizeof unsigned_settings / sizeof unsigned_settings[0]; i++)
+    if (strcmp (unsigned_settings[i].key, key) == 0)
+      return &unsigned_settings[i];
+  abort ();                     /* settings[] names only keys listed here */
+}
+
+static void
+get_unsigned (struct control *control, struct json *j, const char *key)
+{
+  json_uint (j, key, find_unsigned_setting (key)->get (control->store));
+}
+
+static int
+set_unsigned (struct control *control, const char *key, const char *value,
+              const char **why)
+{
+  const struct unsigned_setting *u = find_unsigned_setting (key);
+  int64_t number;
+
+  if (parse_int64 (value, u->min, u->max, &number, why) == -1)
+    return -1;
+  if (u->set (control->store, number) != 0) {
+    *why = "the store refused the value";
+    return -1;
+  }
+  return 0;
+}
+
 static const struct setting settings[] = {
   { "pool-limit", "SIZE|N%", get_pool_limit, set_pool_limit,
     "most pool memory in bytes, 0 for none; N% of physical memory" },
   { "codec", "lz4|zstd", get_codec, set_codec,
     "codec for pages written from now on (its default level)" },
   { "level", "N", get_level, set_level, "the codec's level" },
+  { "accept-threshold", "PERCENT", get_unsigned, set_unsigned,
+    "writeback stops below this % of the pool limit (1..100)" },
+  { "writeback-batch", "PAGES", get_unsigned, set_unsigned,
+    "pages per io_uring submission (1..256)" },
+  { "idle-writeback", "SECONDS", get_unsigned, set_unsigned,
+    "write back pages idle this long, 0 for never" },
 };
 
 static const struct setting *
@@ -279,7 +351,7 @@ run_set (struct request *r)
 
   if (setting == NULL)
     return fail (r, "unknown key '%.*s' (see help)", MAX_QUOTED, r->argv[0]);
-  if (setting->set (r->control, r->argv[1], &why) == -1)
+  if (setting->set (r->control, setting->key, r->argv[1], &why) == -1)
     return fail (r, "%s %.*s: %s", setting->key, MAX_QUOTED, r->argv[1], why);
   json_object_begin (r->reply, "settings");
   setting->get (r->control, r->reply, setting->key);
@@ -287,11 +359,43 @@ run_set (struct request *r)
   return 0;
 }
 
-/* The tier (a backing file for pages written back) does not exist yet. */
+/* writeback [idle=SECONDS] [max=PAGES] [huge] */
 static int
 run_writeback (struct request *r)
 {
-  return fail (r, "no backing file configured");
+  struct store_writeback_result result = { 0 };
+  int64_t idle_seconds = 0, max_pages = 0;
+  bool huge = false;
+  const char *why;
+  int err;
+
+  for (unsigned i = 0; i < r->argc; i++) {
+    const char *arg = r->argv[i];
+
+    if (strcmp (arg, "huge") == 0)
+      huge = true;
+    else if (strncmp (arg, "idle=", 5) == 0) {
+      if (parse_int64 (arg + 5, 0, UINT32_MAX, &idle_seconds, &why) == -1)
+        return fail (r, "idle=: %s", why);
+    }
+    else if (strncmp (arg, "max=", 4) == 0) {
+      if (parse_int64 (arg + 4, 0, INT64_MAX, &max_pages, &why) == -1)
+        return fail (r, "max=: %s", why);
+    }
+    else
+      return fail (r, "writeback: unknown argument (use idle=SECONDS, "
+                   "max=PAGES, huge)");
+  }
+  err = store_writeback (r->control->store, idle_seconds, max_pages, huge,
+                         &result);
+  if (err == -ENODEV)
+    return fail (r, "no backing file configured");
+  json_uint (r->reply, "pages_written", result.pages_written);
+  json_uint (r->reply, "batches", result.batches);
+  if (err)
+    return fail (r, "writeback stopped: %s (pages not written stay in "
+                 "memory)", strerror (-err));
+  return 0;
 }
 
 static int

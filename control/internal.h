@@ -34,6 +34,8 @@ struct control_snapshot {
   struct codec_config codec;
   double uptime_seconds;
   uint64_t memory_used_bytes;   /* pool and metadata: what the device costs */
+  uint64_t reserve_bytes;       /* warm pages the allocator keeps for new zspages */
+  uint64_t process_rss_bytes, process_locked_bytes; /* the whole daemon */
   double compression_ratio;     /* original / compressed bytes */
   double effective_ratio;       /* original bytes / memory_used_bytes */
 };

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "page.h"
+#include "process-memory.h"
 
 enum field_kind {
   GAUGE,                        /* a uint64_t that goes up and down */
@@ -57,6 +59,22 @@ static const struct field fields[] = {
   { "objects_used", GAUGE, S (pool.objects_used),
     "Live allocator objects." },
   { "zspages", GAUGE, S (pool.zspages), "Allocator zspages." },
+  { "pool_peak_bytes", GAUGE, S (store.pool_peak_bytes),
+    "The most pool memory seen by a write (zram mem_used_max)." },
+  { "reserve_bytes", GAUGE, S (reserve_bytes),
+    "Warm memory kept for new zspages, not in pool_bytes." },
+  { "process_rss_bytes", GAUGE, S (process_rss_bytes),
+    "The daemon's resident memory (VmRSS)." },
+  { "process_locked_bytes", GAUGE, S (process_locked_bytes),
+    "The daemon's locked memory (VmLck): all of it once memory is locked." },
+  { "tiered_pages", GAUGE, S (store.tiered_pages),
+    "Pages on the backing file now (zram bd_count)." },
+  { "backing_size_bytes", GAUGE, S (store.backing_size_bytes),
+    "Size of the backing file, 0 without one." },
+  { "backing_used_bytes", GAUGE, S (store.backing_used_bytes),
+    "Backing file space in segments in use." },
+  { "backing_live_bytes", GAUGE, S (store.backing_live_bytes),
+    "Backing file bytes still referenced, headers included." },
   { "reads", COUNTER, S (store.reads), "Pages read." },
   { "writes", COUNTER, S (store.writes), "Pages written." },
   { "trims", COUNTER, S (store.trims),
@@ -67,6 +85,26 @@ static const struct field fields[] = {
     "Pages that failed to decompress (zram failed_reads)." },
   { "pool_limit_hits", COUNTER, S (store.pool_limit_hits),
     "Writes refused by the pool limit (zswap pool_limit_hit)." },
+  { "written_back_pages", COUNTER, S (store.written_back_pages),
+    "Pages moved to the backing file (zram bd_writes, zswap written_back_pages)." },
+  { "written_back_bytes", COUNTER, S (store.written_back_bytes),
+    "Bytes written to the backing file, padding included." },
+  { "written_back_reads", COUNTER, S (store.written_back_reads),
+    "Pages read back from the backing file (zram bd_reads)." },
+  { "writeback_batches", COUNTER, S (store.writeback_batches),
+    "Writeback batches." },
+  { "uring_submissions", COUNTER, S (store.uring_submissions),
+    "io_uring submissions (io_uring_enter calls)." },
+  { "writes_waited", COUNTER, S (store.writes_waited),
+    "Writes that waited for writeback to make room (zswap reject_reclaim_fail)." },
+  { "backing_io_errors", COUNTER, S (store.backing_io_errors),
+    "Backing file I/O errors; the pages stayed in memory." },
+  { "backing_enospc_errors", COUNTER, S (store.backing_enospc_errors),
+    "Backing file full errors; the pages stayed in memory." },
+  { "backing_checksum_errors", COUNTER, S (store.backing_checksum_errors),
+    "Backing file reads whose checksum failed: EIO, never wrong data." },
+  { "segments_cleaned", COUNTER, S (store.segments_cleaned),
+    "Backing file segments reclaimed by the cleaner." },
   { "pages_compacted", COUNTER, S (pool.pages_compacted),
     "Pages freed by compaction (zram pages_compacted)." },
   { "objects_moved", COUNTER, S (pool.objects_moved),
@@ -112,6 +150,8 @@ control_snapshot (struct control *control, struct control_snapshot *s)
   s->uptime_seconds = (now.tv_sec - control->started.tv_sec)
     + (now.tv_nsec - control->started.tv_nsec) / 1e9;
   s->memory_used_bytes = s->store.pool_bytes + s->store.metadata_bytes;
+  s->reserve_bytes = s->pool.reserve_pages * CSWAP_PAGE_SIZE;
+  process_memory_usage (&s->process_rss_bytes, &s->process_locked_bytes);
   s->compression_ratio = ratio (s->store.original_bytes,
                                 s->store.compressed_bytes);
   s->effective_ratio = ratio (s->store.original_bytes, s->memory_used_bytes);

@@ -35,6 +35,7 @@
 #include "cleanup.h"
 #include "config-file.h"
 #include "control.h"
+#include "memory-safety.h"
 #include "fuse-ops.h"
 #include "options.h"
 #include "parse.h"
@@ -390,9 +391,15 @@ main (int argc, char *argv[])
   mounted = true;
   if (fuse_daemonize (fuse.foreground) == -1)
     goto out;
-  /* After fuse_daemonize(): threads do not survive its fork. */
-  if (store_start_background (device.store)) {
-    fprintf (stderr, "%s: starting the writeback thread: %m\n", PROGRAM_NAME);
+  /* After fuse_daemonize(): neither threads nor memory locks survive its
+   * fork.  Failing to lock is a warning, not a reason to serve nothing.
+   */
+  if (cl.device.lock_memory)
+    memory_safety_setup ();
+  int r = store_start_background (device.store);
+  if (r) {
+    fprintf (stderr, "%s: starting the store's background threads: %s\n",
+             PROGRAM_NAME, strerror (-r));
     goto out;
   }
   if (control_server_start (control) == -1) {

@@ -24,6 +24,7 @@
 #include <sys/param.h>
 
 #include "fuse-ops.h"
+#include "memory-safety.h"
 #include "page.h"
 
 #define SWAP_INO 2
@@ -236,6 +237,7 @@ static void
 device_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
              struct fuse_file_info *fi)
 {
+  memory_safety_mark_io_thread ();
   struct store *store = request_device (req)->store;
   uint64_t device_bytes = store_size (store);
   void *buf;
@@ -268,6 +270,7 @@ static void
 device_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
               off_t offset, struct fuse_file_info *fi)
 {
+  memory_safety_mark_io_thread ();
   struct store *store = request_device (req)->store;
   uint64_t device_bytes = store_size (store);
   int r;
@@ -296,6 +299,7 @@ static void
 device_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
                   off_t length, struct fuse_file_info *fi)
 {
+  memory_safety_mark_io_thread ();
   struct store *store = request_device (req)->store;
   uint64_t device_bytes = store_size (store);
   uint64_t start = offset, end = (uint64_t) offset + length;

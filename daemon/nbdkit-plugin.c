@@ -20,6 +20,7 @@
 
 #include "config-file.h"
 #include "control.h"
+#include "memory-safety.h"
 #include "options.h"
 #include "page.h"
 #include "service-notify.h"
@@ -116,8 +117,17 @@ cswap_get_ready (void)
 static int
 cswap_after_fork (void)
 {
-  if (store_start_background (store)) {
-    nbdkit_error ("starting the writeback thread: %m");
+  int r;
+
+  /* After the fork: memory locks are not inherited by a child.  Failing
+   * to lock is a warning, not a reason to serve nothing.
+   */
+  if (options.lock_memory)
+    memory_safety_setup ();
+  r = store_start_background (store);
+  if (r) {
+    nbdkit_error ("starting the store's background threads: %s",
+                  strerror (-r));
     return -1;
   }
   if (control_server_start (control) == -1) {
@@ -195,6 +205,7 @@ static int
 cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
+  memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;
   return reply (store_read (store, buf, count, offset));
@@ -204,6 +215,7 @@ static int
 cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
+  memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;                 /* FUA: the write is durable once stored */
   return reply (store_write (store, buf, count, offset));
@@ -212,6 +224,7 @@ cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
 static int
 cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;                 /* zeroing frees pages: always fast, never allocates */
   return reply (store_zero (store, count, offset));
@@ -220,6 +233,7 @@ cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 static int
 cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;
   /* Trimmed ranges read back as zeros: the same as write-zeroes. */

@@ -15,6 +15,11 @@
  */
 #define DEFAULT_CODEC CODEC_ZSTD
 
+/* Enough warm pages for a few hundred new zspages: a burst of swap-outs
+ * does not wait on the kernel while the refill thread catches up.
+ */
+#define DEFAULT_RESERVE_BYTES (8u << 20)
+
 const char options_help[] =
   "size=SIZE                 Device size (required), e.g. 4G.\n"
   "codec=lz4|zstd            Codec for new pages (default zstd).\n"
@@ -30,6 +35,8 @@ const char options_help[] =
   "accept-threshold=PERCENT  Writeback stops below this % of pool-limit (90).\n"
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
+  "reserve=SIZE              Warm memory kept for new pool pages (default 8M).\n"
+  "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
   /* ctl-uid before ctl: cswap-fuse's --ctl would match --ctl-uid too. */
   "ctl-uid=UID               A user besides root allowed on the socket.\n"
   "ctl=PATH|none             Control socket (default /run/cswap/NAME.sock).";
@@ -56,6 +63,8 @@ options_init (struct cswap_options *options)
   *options = (struct cswap_options) {
     .store.codec = { DEFAULT_CODEC, codec_default_level (DEFAULT_CODEC) },
     .ctl.allowed_uid = -1,
+    .store.reserve_bytes = DEFAULT_RESERVE_BYTES,
+    .lock_memory = true,
   };
 }
 
@@ -109,11 +118,14 @@ options_set (struct cswap_options *options, const char *key,
   else if (strcmp (key, "backing-size") == 0)
     parse_size (value, &c->backing_size_bytes, &reason);
   else if (strcmp (key, "backing-prealloc") == 0) {
-    if (strcmp (value, "yes") == 0 || strcmp (value, "no") == 0)
-      c->backing_thin = strcmp (value, "no") == 0;
-    else
-      reason = "use yes or no";
+    bool prealloc;
+    if (parse_yes_no (value, &prealloc, &reason) == 0)
+      c->backing_thin = !prealloc;
   }
+  else if (strcmp (key, "reserve") == 0)
+    parse_size (value, &c->reserve_bytes, &reason);
+  else if (strcmp (key, "lock-memory") == 0)
+    parse_yes_no (value, &options->lock_memory, &reason);
   else if (strcmp (key, "accept-threshold") == 0) {
     if (parse_int64 (value, 1, 100, &number, &reason) == 0)
       c->accept_threshold_percent = number;

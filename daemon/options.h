@@ -19,6 +19,7 @@ struct cswap_options {
   bool level_given;
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
+  bool lock_memory;             /* memory-safety.h, after any fork */
 };
 
 /* The text of nbdkit's config_help and of cswap-fuse --help. */

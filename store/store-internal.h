@@ -67,6 +67,9 @@ extern uint64_t pool_threshold_bytes (struct store *store);
 extern struct writeback *writeback_create (struct store *store,
                                            const struct store_config *config);
 extern void writeback_destroy (struct writeback *wb);
+/* The writer thread (store_start_background): 0 or -errno; NULL-safe. */
+extern int writeback_start (struct writeback *wb);
+extern void writeback_stop (struct writeback *wb);
 /* A write found the pool full: performs (or waits for) a batch of
  * writeback of colder pages.  Returns 0 when there may be room now,
  * -ENOSPC when none could be made.  Called with no slot lock held.

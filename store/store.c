@@ -128,6 +128,7 @@ store_create (const struct store_config *config)
 
   struct zs_pool_config pool_config = {
     .max_pages_per_zspage = config->max_pages_per_zspage,
+    .reserve_bytes = config->reserve_bytes,
     .max_objects = store->table.slots,
     .owner_ops = &store_owner_ops,
     .owner = store,
@@ -176,11 +177,32 @@ store_create (const struct store_config *config)
   return NULL;
 }
 
+int
+store_start_background (struct store *store)
+{
+  int r;
+
+  if (zs_pool_start_refill (store->pool) == -1)
+    return -errno;
+  r = writeback_start (store->writeback);
+  if (r)
+    zs_pool_stop_refill (store->pool);
+  return r;
+}
+
+void
+store_stop_background (struct store *store)
+{
+  writeback_stop (store->writeback);
+  zs_pool_stop_refill (store->pool);
+}
+
 void
 store_destroy (struct store *store)
 {
   if (store == NULL)
     return;
+  zs_pool_stop_refill (store->pool);
   writeback_destroy (store->writeback);
   tier_close (store->tier);
   zs_pool_destroy (store->pool);

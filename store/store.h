@@ -28,6 +28,10 @@ struct store_config {
   uint64_t pool_limit_bytes;    /* 0: no limit */
   uint32_t huge_threshold_bytes; /* 0: the allocator's huge class size */
   unsigned max_pages_per_zspage; /* 0: the allocator's default */
+  /* Warm memory kept for new zspages, so that a swap-out does not wait
+   * for the kernel to find free pages (zsmalloc.h, the reserve).
+   */
+  uint64_t reserve_bytes;
   /* Backing file: NULL for none (a full pool then refuses writes). */
   const char *backing_path;
   uint64_t backing_size_bytes;  /* 0: the device's or existing file's size */
@@ -49,11 +53,13 @@ extern struct store *store_create (const struct store_config *config);
 extern const char *store_create_error (void);
 extern void store_destroy (struct store *store);
 
-/* The background writer (pool limit with hysteresis, idle writeback).
- * Threads do not survive fork, so front ends start it after they fork
- * (nbdkit's .after_fork, after fuse_daemonize); without it the pool limit
- * still holds, writes then make room themselves.  0 or -errno; a no-op
- * without a backing file.  store_destroy stops it.
+/* The background threads: the allocator's reserve refill, and the
+ * writer (pool limit with hysteresis, idle writeback) when there is a
+ * backing file.  Threads do not survive fork, so front ends start them
+ * after they fork (nbdkit's .after_fork, after fuse_daemonize); without
+ * them the pool limit still holds (writes then make room themselves) and
+ * new zspages fault their pages in on the spot.  0 or -errno.
+ * store_destroy stops them.
  */
 extern int store_start_background (struct store *store);
 extern void store_stop_background (struct store *store);

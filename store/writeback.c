@@ -585,7 +585,7 @@ writeback_destroy (struct writeback *wb)
 {
   if (wb == NULL)
     return;
-  store_stop_background (wb->store);
+  writeback_stop (wb);
   tier_batch_destroy (&wb->batch);
   free (wb->segment_buf);
   pthread_cond_destroy (&wb->wake);
@@ -595,9 +595,8 @@ writeback_destroy (struct writeback *wb)
 }
 
 int
-store_start_background (struct store *store)
+writeback_start (struct writeback *wb)
 {
-  struct writeback *wb = store->writeback;
   int r = 0;
 
   if (wb == NULL)
@@ -607,18 +606,14 @@ store_start_background (struct store *store)
     wb->stop = false;
     r = -pthread_create (&wb->thread, NULL, writer_thread, wb);
     wb->running = r == 0;
-    if (r)
-      errno = -r;
   }
   pthread_mutex_unlock (&wb->wake_lock);
   return r;
 }
 
 void
-store_stop_background (struct store *store)
+writeback_stop (struct writeback *wb)
 {
-  struct writeback *wb = store->writeback;
-
   if (wb == NULL)
     return;
   pthread_mutex_lock (&wb->wake_lock);

@@ -127,8 +127,8 @@ test_help (void)
   json_object *o = execute ("help");
 
   ok (is_ok (o) && json_object_array_length (get (o, "commands")) == 8
-      && json_object_array_length (get (o, "settings")) == 3,
-      "help lists 8 commands and 3 settings");
+      && json_object_array_length (get (o, "settings")) == 6,
+      "help lists 8 commands and 6 settings");
   json_object_put (o);
 }
 
@@ -277,8 +277,8 @@ test_settings (void)
   json_object *o = execute ("get");
   char *before;
 
-  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 3,
-      "get with no key lists the 3 settings");
+  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 6,
+      "get with no key lists the 6 settings");
   json_object_put (o);
   expect_setting ("set pool-limit 8M", "pool-limit", "8388608");
   expect_setting ("set level 5", "level", "5");
@@ -353,8 +353,11 @@ test_bad_input (void)
   expect_error ("writeback a b c d e f g h", 25, "too many words",
                 "too many words");
   expect_error ("writeback", 9, "no backing file configured", "writeback");
-  expect_error ("writeback idle", 14, "no backing file configured",
-                "writeback idle");
+  expect_error ("writeback idle=60 max=10 huge", 29,
+                "no backing file configured", "writeback with arguments");
+  expect_error ("writeback idle", 14, "unknown argument",
+                "writeback with a bad argument");
+  expect_error ("writeback max=-1", 16, "max=", "writeback, a bad max");
   expect_error ("stats\0x", 7, "control character", "a NUL in the line");
   expect_error ("\xff\xfe\x80 \"\\", 6, "unknown command",
                 "invalid UTF-8, quote and backslash quoted back safely");

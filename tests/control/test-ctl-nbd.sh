@@ -90,7 +90,8 @@ check "classes --json: 12 fullness groups" \
   test "$(ctl --json classes | jq '.classes[0].zspages | length')" = 12
 check "compact" grep -q PAGES-FREED <<<"$(ctl compact)"
 check "get lists every setting" \
-  test "$(ctl get | cut -d' ' -f1 | tr '\n' ' ')" = "pool-limit codec level "
+  test "$(ctl get | cut -d' ' -f1 | tr '\n' ' ')" = \
+    "pool-limit codec level accept-threshold writeback-batch idle-writeback "
 check "set pool-limit then get" \
   test "$(ctl set pool-limit 16M && ctl get pool-limit)" = \
        "pool-limit 16777216

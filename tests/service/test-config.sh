@@ -27,8 +27,8 @@ declare -A good=(
   [size]=1G [codec]=lz4 [level]=3 [pool-limit]=25% [huge-threshold]=3000
   [max-zspage-pages]=4 [backing]=$dir/backing [backing-size]=64M
   [backing-prealloc]=no [accept-threshold]=80 [writeback-batch]=32
-  [idle-writeback]=60 [ctl]=none [ctl-uid]=1000
-  [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
+  [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
+  [lock-memory]=no [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -36,7 +36,8 @@ declare -A bad=(
   [pool-limit]="200%|" [huge-threshold]="0|" [max-zspage-pages]="17|"
   [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
   [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
-  [ctl]="|" [ctl-uid]="root|" [frontend]="tcp|fuse or nbd"
+  [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
+  [lock-memory]="maybe|yes or no" [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
 )
 

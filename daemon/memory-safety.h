@@ -1,0 +1,33 @@
+/* cswap: keeping the daemon out of the reclaim path it serves.
+ *
+ * A swap device served from userspace is in the kernel's reclaim path:
+ * if serving a swap-out needs memory that only a swap-out can free, the
+ * machine hangs.  So the daemon
+ *  - locks its memory (mlockall with MCL_ONFAULT: only what it touches is
+ *    resident, unlike nbdkit --swap, which would fault in all of nbdkit's
+ *    static buffers and thread stacks), so it is never swapped out itself;
+ *  - marks every thread that serves I/O PR_SET_IO_FLUSHER, which makes
+ *    the kernel allocate for it without recursing into I/O (the control
+ *    plane stays on threads without the flag: it makes every allocation of
+ *    the thread NOIO, which only the I/O path should pay for);
+ *  - asks the OOM killer to spare it (oom_score_adj -1000).
+ * The last two need CAP_SYS_RESOURCE; without it cswap warns once and
+ * goes on: a daemon that refuses to start helps nobody.
+ */
+#ifndef CSWAP_MEMORY_SAFETY_H
+#define CSWAP_MEMORY_SAFETY_H
+
+/* Locks memory and sets the OOM score, warning on stderr ("cswap:
+ * warning: …") about what it could not do.  Call it after any fork:
+ * memory locks are not inherited by a child.  Returns 0, or -1 when
+ * mlockall itself failed (errno set; the caller decides whether to go on).
+ */
+extern int memory_safety_setup (void);
+
+/* Marks the calling thread as an I/O flusher, once per thread: call it at
+ * the top of every request handler (nbdkit and libfuse make their worker
+ * threads themselves).  Cheap after the first call in a thread.
+ */
+extern void memory_safety_mark_io_thread (void);
+
+#endif /* CSWAP_MEMORY_SAFETY_H */
