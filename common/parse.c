@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parse.h"
 
@@ -128,4 +129,13 @@ parse_yes_no (const char *s, bool *value, const char **why)
   }
   *why = "use yes or no";
   return -1;
+}
+
+int
+parse_memory_size (const char *s, uint64_t *bytes, const char **why)
+{
+  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
+  uint64_t ram = pages > 0 && page_size > 0 ? (uint64_t) pages * page_size : 0;
+
+  return parse_size_or_percent (s, ram, bytes, why);
 }

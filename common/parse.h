@@ -21,6 +21,9 @@ extern int parse_size (const char *s, uint64_t *bytes, const char **why);
 extern int parse_size_or_percent (const char *s, uint64_t total,
                                   uint64_t *bytes, const char **why);
 
+/* A memory size: a size, or "N%" of this machine's physical memory. */
+extern int parse_memory_size (const char *s, uint64_t *bytes, const char **why);
+
 /* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */
 extern int parse_yes_no (const char *s, bool *value, const char **why);
 

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cleanup.h"
 #include "internal.h"
@@ -70,13 +69,6 @@ struct setting {
   const char *help;
 };
 
-static uint64_t
-physical_memory_bytes (void)
-{
-  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
-  return pages > 0 && page_size > 0 ? (uint64_t) pages * page_size : 0;
-}
-
 static void
 get_pool_limit (struct control *control, struct json *j, const char *key)
 {
@@ -93,8 +85,7 @@ set_pool_limit (struct control *control, const char *key,
   uint64_t bytes;
 
   (void) key;
-  if (parse_size_or_percent (value, physical_memory_bytes (), &bytes, why)
-      == -1)
+  if (parse_memory_size (value, &bytes, why) == -1)
     return -1;
   store_set_pool_limit (control->store, bytes);
   return 0;

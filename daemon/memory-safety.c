@@ -21,7 +21,10 @@ static __thread bool io_flusher_tried;
 static void
 warn (const char *what, int err)
 {
-  fprintf (stderr, "cswap: warning: %s: %s\n", what, strerror (err));
+  /* strerrordesc_np: no locale lookup, so no libc lock that a fork could
+   * catch held (nbdkit forks its --run child after .after_fork).
+   */
+  fprintf (stderr, "cswap: warning: %s: %s\n", what, strerrordesc_np (err));
 }
 
 static int

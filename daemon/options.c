@@ -1,7 +1,6 @@
 /* cswap: parsing and checking the device options (see options.h). */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "options.h"
 #include "page.h"
@@ -50,13 +49,6 @@ explain (const char *key, const char *value, const char *why)
   return why_buffer;
 }
 
-static uint64_t
-physical_memory_bytes (void)
-{
-  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
-  return pages > 0 && page_size > 0 ? (uint64_t) pages * page_size : 0;
-}
-
 void
 options_init (struct cswap_options *options)
 {
@@ -97,8 +89,7 @@ options_set (struct cswap_options *options, const char *key,
     }
   }
   else if (strcmp (key, "pool-limit") == 0)
-    parse_size_or_percent (value, physical_memory_bytes (),
-                           &c->pool_limit_bytes, &reason);
+    parse_memory_size (value, &c->pool_limit_bytes, &reason);
   else if (strcmp (key, "huge-threshold") == 0) {
     if (parse_int64 (value, 1, CSWAP_PAGE_SIZE, &number, &reason) == 0)
       c->huge_threshold_bytes = number;

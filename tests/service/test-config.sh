@@ -7,6 +7,7 @@
 # reads the file in place (later keys override it).
 set -uo pipefail
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
+source "$(dirname "$0")/../lib/sanitizer-env.sh"
 : "${CSWAP_SOURCE_ROOT:?run through meson test}"
 cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 plugin=$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so

@@ -6,6 +6,7 @@
 # against the installed tree (its Exec paths and its man pages).
 set -uo pipefail
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
+source "$(dirname "$0")/../lib/sanitizer-env.sh"
 command -v jq >/dev/null || { echo "1..0 # SKIP jq is not installed"; exit 77; }
 
 n=0 failed=0
@@ -81,8 +82,9 @@ fi
 
 if command -v systemd-analyze >/dev/null; then
   # --root: Exec paths are looked up in the installed tree; MANPATH: so
-  # are the Documentation= man pages.
-  out=$(cd / && MANPATH=$dest$mandir systemd-analyze verify --root="$dest" \
+  # are the Documentation= man pages.  Without the sanitizer preload,
+  # which man(1) does not survive.
+  out=$(cd / && MANPATH=$dest$mandir env -u LD_PRELOAD systemd-analyze verify --root="$dest" \
         "$unit" 2>&1)
   status=$?
   check "systemd-analyze verify cswap.service" \
@@ -91,7 +93,7 @@ if command -v systemd-analyze >/dev/null; then
   # And that it would notice: a unit whose helper is missing fails.
   mv "$helper" "$helper.moved"
   check "systemd-analyze verify notices a missing ExecStart binary" \
-    eval '! (cd / && systemd-analyze verify --man=no --root="$dest" "$unit" >/dev/null 2>&1)'
+    eval '! (cd / && env -u LD_PRELOAD systemd-analyze verify --man=no --root="$dest" "$unit" >/dev/null 2>&1)'
   mv "$helper.moved" "$helper"
 fi
 

@@ -312,6 +312,77 @@ swap_on ()
   cleanup_push swap_off "$dev"
 }
 
+# ---------------------------------------------------------- front ends ----
+
+# start_front_end nbdkit|fuse WORKDIR [DEVICE-OPTION=VALUE]…
+#
+# Starts a cswap device under WORKDIR (created) through one front end:
+#   nbdkit  nbdkit + the cswap plugin -> nbdfuse, the file WORKDIR/mnt/swap
+#   fuse    cswap-fuse, the file WORKDIR/mnt/swap
+# with size=1G (unless given) and ctl=WORKDIR/ctl.sock added to the options,
+# and registers their teardown.  Sets device_file (attach a loop to it),
+# daemon_pid (the process holding the store: nbdkit or cswap-fuse),
+# daemon_log, ctl_sock and the array cswapctl (the client, with --socket and
+# --json).  Environment: DAEMON_ENV (an array of NAME=VALUE for the
+# daemon's environment only, e.g. CSWAP_TIER_FAULT=eio:30) and DAEMON_MEMCG
+# (a memory cgroup the daemon runs in from its first instruction).
+# Needs CSWAP_BUILD_ROOT.  Skips without the tools, bails out if the daemon
+# does not come up within 20 s.
+# shellcheck disable=SC2034  # the variables it sets are for the caller
+start_front_end ()
+{
+  local front_end=$1 work=$2; shift 2
+  local options=() option fuse_args=() env_cmd=(env) size_given=
+  local build=${CSWAP_BUILD_ROOT:?run through meson test}
+
+  require_cmd fusermount3
+  [[ -e /dev/fuse ]] || skip_all "no /dev/fuse"
+  for option in "$@"; do [[ $option == size=* ]] && size_given=1; done
+  [[ -n $size_given ]] || options+=(size=1G)
+  ctl_sock=$work/ctl.sock
+  options+=("ctl=$ctl_sock" "$@")
+  cswapctl=("$build/control/cswapctl" --socket "$ctl_sock" --json)
+  daemon_log=$work/daemon.log
+  device_file=$work/mnt/swap
+  mkdir -p "$work/mnt" || bail_out "mkdir $work/mnt failed"
+  if [[ -n ${DAEMON_ENV+x} ]]; then env_cmd+=("${DAEMON_ENV[@]}"); fi
+  # Not run_in_memcg: a function in the background would be a subshell,
+  # and $! its pid instead of the daemon's.  sh execs env execs the daemon.
+  if [[ -n ${DAEMON_MEMCG:-} ]]; then
+    # shellcheck disable=SC2016  # $$ and $0 are for sh
+    env_cmd=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$DAEMON_MEMCG" "${env_cmd[@]}")
+  fi
+
+  case $front_end in
+    nbdkit)
+      require_cmd nbdkit nbdfuse
+      "${env_cmd[@]}" nbdkit --foreground --exit-with-parent --unix "$work/sock" \
+        --pidfile "$work/nbdkit.pid" \
+        "$build/daemon/nbdkit-cswap-plugin.so" "${options[@]}" 2>"$daemon_log" &
+      daemon_pid=$!
+      cleanup_push stop_daemon "$daemon_pid"
+      wait_for "[[ -s $work/nbdkit.pid ]]" 20 \
+        || bail_out "nbdkit did not start: $(cat "$daemon_log")"
+      nbdfuse -P "$work/nbdfuse.pid" "$work/mnt/swap" --unix "$work/sock" &
+      nbdfuse_pid=$!
+      cleanup_push fuse_unmount "$work/mnt" "$nbdfuse_pid"
+      wait_for "[[ -s $work/nbdfuse.pid ]]" 20 || bail_out "nbdfuse did not mount"
+      ;;
+    fuse)
+      for option in "${options[@]}"; do fuse_args+=(-o "$option"); done
+      "${env_cmd[@]}" "$build/daemon/cswap-fuse" -f "${fuse_args[@]}" "$work/mnt" \
+        2>"$daemon_log" &
+      daemon_pid=$!
+      cleanup_push fuse_unmount "$work/mnt" "$daemon_pid"
+      wait_for "[[ -e $work/mnt/swap ]]" 20 \
+        || bail_out "cswap-fuse did not mount: $(cat "$daemon_log")"
+      ;;
+    *)
+      bail_out "unknown front end $front_end"
+      ;;
+  esac
+}
+
 # --------------------------------------------------------- the workload ----
 
 # json_get JSON KEY: a number field of a one-line JSON object.

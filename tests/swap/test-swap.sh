@@ -27,47 +27,17 @@ seconds=${SWAP_TEST_SECONDS:-20}
 
 require_root
 require_cmd losetup mkswap swapon fusermount3
-[[ -e /dev/fuse ]] || skip_all "no /dev/fuse"
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 work=$CLEANUP_DIR/$front_end
-mkdir -p "$work/mnt"
-device_options=(size=1G "ctl=$work/ctl.sock" "${extra_options[@]}")
-cswapctl=("$CSWAP_BUILD_ROOT/control/cswapctl" --socket "$work/ctl.sock" --json)
+device_options=("${extra_options[@]}")
 if [[ -n ${SWAP_TEST_BACKING_DIR:-} ]]; then
   backing=$(mktemp "$SWAP_TEST_BACKING_DIR/cswap-swap-backing.XXXXXX") || bail_out "mktemp"
   cleanup_push rm -f "$backing"
   device_options+=("backing=$backing")
 fi
-log=$work/daemon.log
 
-# Starts the front end; sets device_file and daemon_pid.
-case $front_end in
-  nbdkit)
-    require_cmd nbdkit nbdfuse
-    nbdkit --foreground --exit-with-parent --unix "$work/sock" \
-      --pidfile "$work/nbdkit.pid" \
-      "$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so" \
-      "${device_options[@]}" 2>"$log" &
-    daemon_pid=$!
-    cleanup_push stop_daemon "$daemon_pid"
-    wait_for "[[ -s $work/nbdkit.pid ]]" 20 || bail_out "nbdkit did not start: $(cat "$log")"
-    nbdfuse -P "$work/nbdfuse.pid" "$work/mnt/swap" --unix "$work/sock" &
-    cleanup_push fuse_unmount "$work/mnt" $!
-    wait_for "[[ -s $work/nbdfuse.pid ]]" 20 || bail_out "nbdfuse did not mount"
-    ;;
-  fuse)
-    fuse_args=()
-    for option in "${device_options[@]}"; do fuse_args+=(-o "$option"); done
-    "$CSWAP_BUILD_ROOT/daemon/cswap-fuse" -f "${fuse_args[@]}" "$work/mnt" 2>"$log" &
-    daemon_pid=$!
-    cleanup_push fuse_unmount "$work/mnt" "$daemon_pid"
-    wait_for "[[ -e $work/mnt/swap ]]" 20 || bail_out "cswap-fuse did not mount: $(cat "$log")"
-    ;;
-  *)
-    bail_out "unknown front end $front_end"
-    ;;
-esac
-device_file=$work/mnt/swap
+# Sets device_file, daemon_pid, daemon_log and cswapctl.
+start_front_end "$front_end" "$work" "${device_options[@]}"
 
 dev=$(attach_loop "$device_file") || exit
 swap_on "$dev"
@@ -88,7 +58,7 @@ check "$front_end: discards freed the store: $(stored_now) pages left of $SWAP_P
 
 # Tear down in order now, so that the daemon's exit stats can be read.
 cleanup_run_now
-stats=$(grep '^cswap: stats' "$log")
+stats=$(grep '^cswap: stats' "$daemon_log")
 diag "$stats"
 stat_field () {
   sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats"
