@@ -2,9 +2,8 @@
  *
  * zs_malloc takes a slot from the fullest non-full zspage of the class
  * (group 10 down to 1), which keeps the nearly-empty zspages draining so
- * that frees can empty them; only when no zspage has room does it make a
- * new one, outside the class lock, since threading the new zspage's free
- * list faults in all its pages.  zs_free frees a zspage as soon as it is
+ * that frees can empty them; only when no zspage has room does it take a
+ * new one, outside the class lock, since that may fault its pages in.  zs_free frees a zspage as soon as it is
  * empty, unless compaction holds it isolated: compaction frees it then.
  *
  * Lock order: owner lock -> class lock -> pool lock.  No pool-wide lock on
@@ -52,7 +51,6 @@ zs_malloc (struct zs_pool *pool, size_t size, uint32_t cookie)
     errno = ENOMEM;
     return ZS_HANDLE_NONE;
   }
-  zspage_init_slots (pool, class, id);
 
   pthread_mutex_lock (&class->lock);
   zspage_attach (pool, class, id);

@@ -84,7 +84,7 @@ migrate_zspage (struct zs_pool *pool, struct size_class *class,
   const struct zspage *dst_zspage = zspage_desc (pool, dst);
   uint64_t objects_moved = 0;
 
-  for (unsigned i = 0; i < class->objs_per_zspage
+  for (unsigned i = 0; i < src_zspage->fresh_index
          && src_zspage->inuse && dst_zspage->inuse < class->objs_per_zspage;
        i++)
     objects_moved += migrate_object (pool, class, src, i, dst);

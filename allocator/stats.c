@@ -108,17 +108,19 @@ check_zspage_slots (struct zs_pool *pool, const struct size_class *class,
   unsigned free_count = 0, allocated_count = 0;
   bool failed = false;
 
+  unsigned fresh = zspage->fresh_index;
+
   if (class->huge) {
-    CHECK ((zspage->inuse == 1 && zspage->free_head == ZS_OBJ_NONE)
-           || (zspage->inuse == 0 && zspage->free_head == 0),
-           "huge zspage %u: inuse %u, free head %u", id, zspage->inuse,
-           zspage->free_head);
+    CHECK (zspage->inuse == 1 && zspage->free_head == ZS_OBJ_NONE
+           && fresh == 1, "huge zspage %u: inuse %u, free head %u, fresh "
+           "%u", id, zspage->inuse, zspage->free_head, fresh);
     return !failed;
   }
+  CHECK (fresh <= objs, "zspage %u: fresh index %u of %u", id, fresh, objs);
   for (unsigned i = zspage->free_head; i != ZS_OBJ_NONE;) {
     uint32_t header;
 
-    if (i >= objs || free_count >= objs) {
+    if (i >= fresh || free_count >= objs) {
       CHECK (false, "zspage %u: free list broken at %u", id, i);
       return false;
     }
@@ -128,11 +130,11 @@ check_zspage_slots (struct zs_pool *pool, const struct size_class *class,
     free_count++;
     i = obj_header_value (header);
   }
-  for (unsigned i = 0; i < objs; i++)
+  for (unsigned i = 0; i < fresh && i < objs; i++)
     allocated_count += obj_header_is_allocated (*obj_header (pool, class, id, i));
-  CHECK (free_count == objs - zspage->inuse,
-         "zspage %u: %u free objects listed, inuse %u of %u", id, free_count,
-         zspage->inuse, objs);
+  CHECK (free_count + (objs - fresh) == objs - zspage->inuse,
+         "zspage %u: %u free objects listed and %u fresh, inuse %u of %u",
+         id, free_count, objs - fresh, zspage->inuse, objs);
   CHECK (allocated_count == zspage->inuse,
          "zspage %u: %u allocated headers, inuse %u", id, allocated_count,
          zspage->inuse);

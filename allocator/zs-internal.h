@@ -12,9 +12,10 @@
  *
  * A handle is zspage_id << ZS_OBJ_INDEX_BITS | object index.  Each object
  * slot of a multi-object class starts with a 4-byte header: an allocated
- * slot holds (cookie << 1) | 1, a free slot (next free index << 1) | 0, so
- * the free list is threaded through the free slots and costs no descriptor
- * space.  The huge class (one object in a one-page zspage) has no header:
+ * slot holds (cookie << 1) | 1, a freed slot (next free index << 1) | 0, so
+ * the free list is threaded through the freed slots and costs no
+ * descriptor space; slots never used yet lie beyond the descriptor's
+ * fresh_index and have no header.  The huge class (one object in a one-page zspage) has no header:
  * its owner cookie lives in the descriptor, in a union with the list links,
  * which a huge zspage never uses because it is always full.
  *
@@ -84,7 +85,12 @@ struct zspage {
   uint16_t free_head;           /* first free object index, or ZS_OBJ_NONE */
   uint8_t class_index;
   uint8_t state;                /* ZSPAGE_STATE_* bits: use the accessors */
-  uint8_t unused[2];
+  /* Slots from here on were never used: free, but their headers are not
+   * written yet, so a new zspage touches a page only when an object is
+   * first put in it (the kernel threads the free list through every slot
+   * at once, faulting in the whole zspage).
+   */
+  uint16_t fresh_index;
 };
 _Static_assert (sizeof (struct zspage) == 16, "descriptor must stay small");
 
@@ -316,9 +322,7 @@ extern void reserve_check (struct zs_pool *pool, bool *failed);
 extern void zspage_id_free (struct zs_pool *pool, uint32_t id,
                             unsigned pages);
 
-/* zspage.c: everything but zspage_init_slots with the class lock held. */
-extern void zspage_init_slots (struct zs_pool *pool, struct size_class *class,
-                               uint32_t id);
+/* zspage.c: with the class lock held. */
 extern void zspage_attach (struct zs_pool *pool, struct size_class *class,
                            uint32_t id);
 extern void zspage_insert (struct zs_pool *pool, struct size_class *class,

@@ -7,38 +7,22 @@
  * zspage_fix_fullness once it is done: compaction changes inuse of
  * isolated zspages, which are on no list, and regroups them at putback.
  *
- * Lock order: owner lock -> class lock -> pool lock.  Everything here but
- * zspage_init_slots runs with the class lock held.
+ * Lock order: owner lock -> class lock -> pool lock.  Everything here
+ * runs with the class lock held.
  */
 #include <assert.h>
 
 #include "zs-internal.h"
 
-/* Threads the free list through all the slots of a zspage that nobody
- * else can see yet.  No lock: this faults in its pages, and the zspage is
- * published by zspage_attach, under the class lock.
- */
-void
-zspage_init_slots (struct zs_pool *pool, struct size_class *class,
-                   uint32_t id)
-{
-  if (class->huge)
-    return;
-  for (unsigned i = 0; i < class->objs_per_zspage; i++) {
-    unsigned next = i + 1 < class->objs_per_zspage ? i + 1 : ZS_OBJ_NONE;
-
-    *obj_header (pool, class, id, i) = obj_header_free (next);
-  }
-}
-
-/* Makes zspage ID, its slots initialised, part of CLASS: the inverse of
+/* Makes zspage ID, all its slots fresh, part of CLASS: the inverse of
  * zspage_detach_empty.  The caller allocates from it and inserts it.
  */
 void
 zspage_attach (struct zs_pool *pool, struct size_class *class, uint32_t id)
 {
   *zspage_desc (pool, id) = (struct zspage) {
-    .class_index = class->index, .state = ZSPAGE_STATE_LIVE, .free_head = 0,
+    .class_index = class->index, .state = ZSPAGE_STATE_LIVE,
+    .free_head = ZS_OBJ_NONE, .fresh_index = 0,
   };
   class->zspages++;
   atomic_fetch_add_explicit (&pool->pages_used, class->pages_per_zspage,
@@ -187,17 +171,20 @@ obj_alloc_slot (struct zs_pool *pool, struct size_class *class, uint32_t id,
   struct zspage *zspage = zspage_desc (pool, id);
   unsigned obj_index = zspage->free_head;
 
-  assert (obj_index != ZS_OBJ_NONE);
-  if (class->huge) {
-    zspage->free_head = ZS_OBJ_NONE;
+  /* A freed slot first, a fresh one only when there is none: fresh
+   * slots may lie on pages not touched yet.
+   */
+  if (obj_index == ZS_OBJ_NONE) {
+    assert (zspage->fresh_index < class->objs_per_zspage);
+    obj_index = zspage->fresh_index++;
+  }
+  else
+    zspage->free_head = class->huge ? ZS_OBJ_NONE
+      : obj_header_value (*obj_header (pool, class, id, obj_index));
+  if (class->huge)
     zspage->huge_cookie = cookie;
-  }
-  else {
-    uint32_t *header = obj_header (pool, class, id, obj_index);
-
-    zspage->free_head = obj_header_value (*header);
-    *header = obj_header_allocated (cookie);
-  }
+  else
+    *obj_header (pool, class, id, obj_index) = obj_header_allocated (cookie);
   zspage->inuse++;
   return obj_index;
 }
@@ -228,6 +215,8 @@ obj_cookie (struct zs_pool *pool, const struct size_class *class,
     *cookie = zspage_desc (pool, id)->huge_cookie;
     return zspage_desc (pool, id)->inuse == 1;
   }
+  if (obj_index >= zspage_desc (pool, id)->fresh_index)
+    return false;               /* never used: no header yet */
   header = *obj_header (pool, class, id, obj_index);
   *cookie = obj_header_value (header);
   return obj_header_is_allocated (header);

@@ -21,6 +21,8 @@
 #include "store.h"
 
 #define RAW_REPEAT 3
+/* The daemons' default (daemon/options.c). */
+#define BENCH_RESERVE_BYTES (8u << 20)
 
 struct run {
   struct store *store;
@@ -161,7 +163,8 @@ bench_one (const struct pagefile *pf, const struct codec_config *codec,
   struct run run = { .pf = pf, .scale = scale, .threads = threads,
                      .slots = (uint64_t) pf->pages * scale };
   struct store_config config = { .size_bytes = run.slots * CSWAP_PAGE_SIZE,
-                                 .codec = *codec };
+                                 .codec = *codec,
+                                 .reserve_bytes = BENCH_RESERVE_BYTES };
   struct store_stats s;
   double raw_c, raw_d;
   uint64_t errors = 0, rss_before, store_ns, load_ns;
@@ -172,6 +175,11 @@ bench_one (const struct pagefile *pf, const struct codec_config *codec,
   run.store = store_create (&config);
   if (run.store == NULL) {
     perror ("store_create");
+    return -1;
+  }
+  /* As the daemons run it: with the reserve's refill thread. */
+  if (store_start_background (run.store)) {
+    perror ("store_start_background");
     return -1;
   }
   store_ns = run_threads (&run, store_worker, &errors);
