@@ -4,7 +4,7 @@
 # through the mounted file, get/set work, the socket is refused to nobody,
 # and a clean stop removes it.  The full protocol is test-ctl-nbd.sh's.
 set -uo pipefail
-source "$(dirname "$0")/tap-check.sh"
+source "$(dirname "$0")/../lib/tap.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "mounting the device file needs root"
 [ -c /dev/fuse ] || skip "no /dev/fuse"

@@ -7,7 +7,7 @@
 # a clean stop.
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
-source "$(dirname "$0")/tap-check.sh"
+source "$(dirname "$0")/../lib/tap.sh"
 
 cswapctl=$CSWAP_BUILD_ROOT/control/cswapctl
 here=$CSWAP_SOURCE_ROOT/tests/control

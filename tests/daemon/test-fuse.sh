@@ -4,11 +4,7 @@
 # final punch of the whole file, a clean stop on SIGTERM with the exit stats
 # line showing no page and no pool memory left, and the error messages.
 set -uo pipefail
-
-skip () {
-  echo "1..0 # SKIP $*"
-  exit 77
-}
+source "$(dirname "$0")/../lib/tap.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "mounting the device file needs root"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
@@ -29,20 +25,6 @@ cleanup () {
   rm -f "$log" "$out"
 }
 trap cleanup EXIT
-
-n=0
-status=0
-check () {                      # check NAME COMMAND...: ok if it succeeds
-  local name=$1
-  shift
-  n=$((n + 1))
-  if "$@"; then
-    echo "ok $n - $name"
-  else
-    echo "not ok $n - $name"
-    status=1
-  fi
-}
 
 not () {
   ! "$@"
@@ -141,5 +123,4 @@ echo "# $stats"
 check "after punching everything cswap-fuse holds no page and no pool memory" \
   stats_show_nothing_held
 
-echo "1..$n"
-exit $status
+done_testing

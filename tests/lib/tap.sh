@@ -1,4 +1,5 @@
-# cswap: sourced by the control tests: TAP counting and skipping.
+# cswap: sourced by shell tests: TAP counting and skipping.  $n counts
+# the checks, $status is 1 once one failed.
 # shellcheck shell=bash
 
 n=0
