@@ -41,6 +41,7 @@
 #include "bench.h"
 #include "page.h"
 #include "pagefile.h"
+#include "parse.h"
 
 #define EXIT_MISMATCH 1
 #define EXIT_SETUP 2
@@ -235,20 +236,19 @@ usage (FILE *fp)
            "  -h, --help             this text\n");
 }
 
+/* A checked number option (common/parse.h): exits on anything else. */
 static uint64_t
-parse_u64 (const char *what, const char *s, uint64_t min, uint64_t max)
+parse_u64 (const char *option, const char *arg, uint64_t min, uint64_t max)
 {
-  char *end;
-  unsigned long long v;
+  const char *why;
+  uint64_t value;
 
-  errno = 0;
-  v = strtoull (s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-    fprintf (stderr, "blockio: %s: '%s' is not a number in [%" PRIu64
-             ", %" PRIu64 "]\n", what, s, min, max);
+  if (parse_uint64 (arg, min, max, &value, &why) == -1) {
+    fprintf (stderr, "blockio: %s: '%s': %s (want %" PRIu64 "..%" PRIu64 ")\n",
+             option, arg, why, min, max);
     exit (EXIT_SETUP);
   }
-  return v;
+  return value;
 }
 
 static void

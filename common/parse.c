@@ -85,6 +85,27 @@ parse_size_or_percent (const char *s, uint64_t total, uint64_t *bytes,
 }
 
 int
+parse_uint64 (const char *s, uint64_t min, uint64_t max, uint64_t *value,
+              const char **why)
+{
+  uint64_t v;
+  const char *end;
+
+  if (parse_digits (s, &v, &end, why) == -1)
+    return -1;
+  if (*end) {
+    *why = "trailing characters after the number";
+    return -1;
+  }
+  if (v < min || v > max) {
+    *why = "number out of range";
+    return -1;
+  }
+  *value = v;
+  return 0;
+}
+
+int
 parse_int64 (const char *s, int64_t min, int64_t max, int64_t *value,
              const char **why)
 {

@@ -27,6 +27,10 @@ extern int parse_memory_size (const char *s, uint64_t *bytes, const char **why);
 /* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */
 extern int parse_yes_no (const char *s, bool *value, const char **why);
 
+/* A decimal integer without a sign in [MIN, MAX]. */
+extern int parse_uint64 (const char *s, uint64_t min, uint64_t max,
+                         uint64_t *value, const char **why);
+
 /* A decimal integer in [MIN, MAX]. */
 extern int parse_int64 (const char *s, int64_t min, int64_t max,
                         int64_t *value, const char **why);

@@ -48,6 +48,7 @@
 
 #include "page.h"
 #include "pagefile.h"
+#include "parse.h"
 
 #define EXIT_MISMATCH 1
 #define EXIT_SETUP 2
@@ -131,22 +132,19 @@ usage (FILE *fp)
            "2: usage or set-up error.\n");
 }
 
-/* Checked number parsing: the whole argument must be a number in range. */
+/* A checked number option (common/parse.h): exits on anything else. */
 static uint64_t
 parse_u64 (const char *option, const char *arg, uint64_t min, uint64_t max)
 {
-  char *end;
-  unsigned long long v;
+  const char *why;
+  uint64_t value;
 
-  errno = 0;
-  v = strtoull (arg, &end, 10);     /* base 10: "010" is ten, not eight */
-  if (arg[0] == '-' || end == arg || *end != '\0' || errno != 0
-      || v < min || v > max) {
-    fprintf (stderr, "swap-workload: %s: '%s' is not a number in [%" PRIu64
-             ", %" PRIu64 "]\n", option, arg, min, max);
+  if (parse_uint64 (arg, min, max, &value, &why) == -1) {
+    fprintf (stderr, "swap-workload: %s: '%s': %s (want %" PRIu64 "..%" PRIu64 ")\n",
+             option, arg, why, min, max);
     exit (EXIT_SETUP);
   }
-  return v;
+  return value;
 }
 
 static double

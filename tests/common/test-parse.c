@@ -1,0 +1,96 @@
+/* cswap: common/parse — every number a user gives goes through these, so
+ * each accepts what it documents and refuses the rest with a reason.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "parse.h"
+#include "tap.h"
+
+static void
+test_size (void)
+{
+  static const struct { const char *s; uint64_t bytes; } good[] = {
+    { "0", 0 }, { "4096", 4096 }, { "4k", 4096 }, { "4K", 4096 },
+    { "1M", 1 << 20 }, { "2G", 2ull << 30 }, { "2GiB", 2ull << 30 },
+    { "3TB", 3ull << 40 }, { "15E", 15ull << 60 },
+  };
+  static const char *const bad[] = {
+    "", "-1", "+1", "G", "1X", "1GiBx", "1 G", "16E", "99999999999999999999",
+  };
+  const char *why;
+  uint64_t bytes;
+
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+    ok (parse_size (good[i].s, &bytes, &why) == 0 && bytes == good[i].bytes,
+        "size \"%s\" is %llu bytes", good[i].s,
+        (unsigned long long) good[i].bytes);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    why = NULL;
+    ok (parse_size (bad[i], &bytes, &why) == -1 && why && *why,
+        "size \"%s\" is refused (%s)", bad[i], why ? why : "no reason");
+  }
+}
+
+static void
+test_percent (void)
+{
+  const char *why;
+  uint64_t bytes;
+
+  ok (parse_size_or_percent ("25%", 1000, &bytes, &why) == 0 && bytes == 250,
+      "25%% of 1000 is 250");
+  ok (parse_size_or_percent ("12.5%", 1000, &bytes, &why) == 0 && bytes == 125,
+      "12.5%% of 1000 is 125");
+  ok (parse_size_or_percent ("8M", 1000, &bytes, &why) == 0
+      && bytes == 8 << 20, "a plain size is a size");
+  ok (parse_size_or_percent ("101%", 1000, &bytes, &why) == -1,
+      "101%% is refused");
+  ok (parse_size_or_percent ("-5%", 1000, &bytes, &why) == -1,
+      "-5%% is refused");
+  ok (parse_size_or_percent ("5%%", 1000, &bytes, &why) == -1,
+      "5%%%% is refused");
+  ok (parse_memory_size ("100%", &bytes, &why) == 0 && bytes > 0,
+      "100%% of physical memory is %llu bytes", (unsigned long long) bytes);
+}
+
+static void
+test_integers (void)
+{
+  const char *why;
+  int64_t i;
+  uint64_t u;
+
+  ok (parse_int64 ("-7", -7, 19, &i, &why) == 0 && i == -7, "-7 in -7..19");
+  ok (parse_int64 ("20", -7, 19, &i, &why) == -1, "20 is out of -7..19");
+  ok (parse_int64 ("1x", 0, 9, &i, &why) == -1, "1x is refused");
+  ok (parse_int64 ("9223372036854775808", INT64_MIN, INT64_MAX, &i, &why)
+      == -1, "2^63 is out of int64");
+  ok (parse_uint64 ("18446744073709551615", 0, UINT64_MAX, &u, &why) == 0
+      && u == UINT64_MAX, "2^64-1 is a uint64");
+  ok (parse_uint64 ("-1", 0, UINT64_MAX, &u, &why) == -1,
+      "-1 is refused, not wrapped");
+  ok (parse_uint64 ("0", 1, 5, &u, &why) == -1, "0 is out of 1..5");
+}
+
+static void
+test_yes_no (void)
+{
+  const char *why;
+  bool value;
+
+  ok (parse_yes_no ("yes", &value, &why) == 0 && value, "yes");
+  ok (parse_yes_no ("off", &value, &why) == 0 && !value, "off");
+  ok (parse_yes_no ("maybe", &value, &why) == -1
+      && strstr (why, "yes or no"), "maybe is refused");
+}
+
+int
+main (void)
+{
+  test_size ();
+  test_percent ();
+  test_integers ();
+  test_yes_no ();
+  return tap_done ();
+}
