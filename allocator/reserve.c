@@ -57,24 +57,47 @@ reserve_push_locked (struct zs_pool *pool, uint32_t id, unsigned pages)
   return true;
 }
 
+/* The pages each wanted length may keep in the reserve.  Pool lock held. */
+static uint64_t
+reserve_share_locked (const struct zs_pool *pool)
+{
+  unsigned wanted_lengths = __builtin_popcount (pool->reserve_wanted);
+
+  return wanted_lengths ? pool->reserve_limit_pages / wanted_lengths : 0;
+}
+
+/* Wakes the refill thread once the reserve of PAGES-page zspages is down
+ * to half its share, so that it refills in runs rather than waking for
+ * every zspage taken.  Pool lock held.
+ */
+static void
+wake_refill_if_low_locked (struct zs_pool *pool, unsigned pages)
+{
+  if (pool->reserve_limit_pages == 0)
+    return;
+  pool->reserve_wanted |= 1u << pages;
+  if (pool->refill_waiting
+      && (uint64_t) pool->reserve_count[pages] * pages * 2
+         <= reserve_share_locked (pool)) {
+    pool->refill_waiting = false;
+    pthread_cond_signal (&pool->reserve_wanted_cond);
+  }
+}
+
 uint32_t
 zspage_take (struct zs_pool *pool, unsigned pages)
 {
-  uint32_t id;
-
   pthread_mutex_lock (&pool->lock);
-  id = reserve_pop_locked (pool, pages);
-  if (id) {
-    pthread_mutex_unlock (&pool->lock);
-    return id;
+  uint32_t id = reserve_pop_locked (pool, pages);
+  bool warm = id != 0;
+
+  if (!warm) {
+    pool->reserve_misses++;
+    id = zspage_id_alloc_locked (pool);
   }
-  if (pool->reserve_limit_pages && !(pool->reserve_wanted & 1u << pages)) {
-    pool->reserve_wanted |= 1u << pages;
-    pthread_cond_signal (&pool->reserve_wanted_cond);
-  }
-  id = zspage_id_alloc_locked (pool);
+  wake_refill_if_low_locked (pool, pages);
   pthread_mutex_unlock (&pool->lock);
-  if (id)
+  if (id && !warm)
     populate_pages (pool, id, pages);
   return id;
 }
@@ -95,11 +118,8 @@ zspage_give_back (struct zs_pool *pool, uint32_t id, unsigned pages)
 static unsigned
 length_to_refill_locked (struct zs_pool *pool)
 {
-  unsigned wanted_lengths = __builtin_popcount (pool->reserve_wanted);
+  uint64_t share = reserve_share_locked (pool);
 
-  if (wanted_lengths == 0)
-    return 0;
-  uint64_t share = pool->reserve_limit_pages / wanted_lengths;
   for (unsigned pages = 1; pages <= pool->max_pages_per_zspage; pages++)
     if ((pool->reserve_wanted & 1u << pages)
         && (uint64_t) (pool->reserve_count[pages] + 1) * pages <= share
@@ -132,6 +152,7 @@ refill_loop (void *opaque)
     uint32_t id = pages ? zspage_id_alloc_locked (pool) : 0;
 
     if (id == 0) {
+      pool->refill_waiting = true;
       pthread_cond_wait (&pool->reserve_wanted_cond, &pool->lock);
       continue;
     }
@@ -174,6 +195,7 @@ zs_pool_stop_refill (struct zs_pool *pool)
     return;
   pthread_mutex_lock (&pool->lock);
   pool->refill_stop = true;
+  pool->refill_waiting = false;
   pthread_cond_signal (&pool->reserve_wanted_cond);
   pthread_mutex_unlock (&pool->lock);
   pthread_join (pool->refill_thread, NULL);

@@ -46,6 +46,7 @@ zs_pool_stats (struct zs_pool *pool, struct zs_pool_stats *stats)
   stats->metadata_bytes = metadata_bytes (pool);
   pthread_mutex_lock (&pool->lock);
   stats->reserve_pages = pool->reserve_pages;
+  stats->reserve_misses = pool->reserve_misses;
   pthread_mutex_unlock (&pool->lock);
   stats->pages_compacted = atomic_load_explicit (&pool->pages_compacted,
                                                  memory_order_relaxed);

@@ -243,8 +243,10 @@ struct zs_pool {
   uint32_t reserve_count[ZS_MAX_PAGES_PER_ZSPAGE + 1];
   uint64_t reserve_pages, reserve_limit_pages;
   uint32_t reserve_wanted;      /* bit k: a class of k-page zspages missed */
+  uint64_t reserve_misses;      /* zspages made of pages faulted on demand */
   pthread_cond_t reserve_wanted_cond;
   bool refill_running, refill_stop;
+  bool refill_waiting;          /* the refill thread sleeps on the cond */
   pthread_t refill_thread;
   /* Written under lock; read without it by the statistics. */
   _Atomic uint32_t high_water_id;

@@ -136,6 +136,7 @@ struct zs_pool_stats {
   uint64_t zspages;
   uint64_t metadata_bytes;      /* every other byte the pool uses */
   uint64_t reserve_pages;       /* warm pages kept for new zspages */
+  uint64_t reserve_misses;      /* new zspages the reserve could not serve */
   uint64_t pages_compacted;     /* freed by compaction, since creation */
   uint64_t objects_moved;       /* by compaction, since creation */
 };

@@ -63,6 +63,8 @@ static const struct field fields[] = {
     "The most pool memory seen by a write (zram mem_used_max)." },
   { "reserve_bytes", GAUGE, S (reserve_bytes),
     "Warm memory kept for new zspages, not in pool_bytes." },
+  { "reserve_misses", COUNTER, S (pool.reserve_misses),
+    "New zspages the reserve could not serve, faulted in on the write path." },
   { "process_rss_bytes", GAUGE, S (process_rss_bytes),
     "The daemon's resident memory (VmRSS)." },
   { "process_locked_bytes", GAUGE, S (process_locked_bytes),
