@@ -30,6 +30,25 @@ bench_now_ns (void)
 }
 
 uint64_t
+bench_process_cpu_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+void
+bench_warm_pages (const struct pagefile *pf)
+{
+  volatile unsigned char sink = 0;
+
+  for (size_t i = 0; i < pf->pages; i++)
+    sink += pagefile_page (pf, i)[0];
+  (void) sink;
+}
+
+uint64_t
 bench_rss_bytes (void)
 {
   unsigned long size, resident;
