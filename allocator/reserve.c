@@ -68,7 +68,8 @@ reserve_share_locked (const struct zs_pool *pool)
 
 /* Wakes the refill thread once the reserve of PAGES-page zspages is down
  * to half its share, so that it refills in runs rather than waking for
- * every zspage taken.  Pool lock held.
+ * every zspage taken (and not at all for a share too small to hold one).
+ * Pool lock held.
  */
 static void
 wake_refill_if_low_locked (struct zs_pool *pool, unsigned pages)
@@ -76,9 +77,9 @@ wake_refill_if_low_locked (struct zs_pool *pool, unsigned pages)
   if (pool->reserve_limit_pages == 0)
     return;
   pool->reserve_wanted |= 1u << pages;
-  if (pool->refill_waiting
-      && (uint64_t) pool->reserve_count[pages] * pages * 2
-         <= reserve_share_locked (pool)) {
+  uint64_t share = reserve_share_locked (pool);
+  if (pool->refill_waiting && pages <= share
+      && (uint64_t) pool->reserve_count[pages] * pages * 2 <= share) {
     pool->refill_waiting = false;
     pthread_cond_signal (&pool->reserve_wanted_cond);
   }
