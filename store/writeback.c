@@ -34,7 +34,8 @@
  * The cleaner: when fewer than two segments are free, the emptiest segment
  * under 25% live is read whole and its live objects (those whose slot
  * still points at them) are moved into the current batch, with the same
- * under-writeback check as pages from memory.
+ * under-writeback check as pages from memory.  Its batches may take the
+ * segment the tier keeps for them (TIER_CLEANER_SEGMENTS).
  *
  * Lock order: writeback mutex (one batcher at a time: hand, batch,
  * pending list, cleaner buffer, backoff) -> slot stripe lock ->
@@ -309,6 +310,8 @@ clean_segment (struct writeback *wb, uint64_t segment)
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   int r = tier_read_segment (store->tier, segment, wb->segment_buf, &fill);
 
+  wb->batch.cleaning = true;    /* it may use the segments kept for it */
+
   while (r >= 0
          && tier_segment_next (store->tier, segment, wb->segment_buf, fill,
                                &pos, &object)) {
@@ -339,6 +342,7 @@ clean_segment (struct writeback *wb, uint64_t segment)
     pthread_mutex_unlock (lock);
   }
   int f = flush (wb);
+  wb->batch.cleaning = false;
   if (r >= 0 && f >= 0)
     counter_add (&store->count.segments_cleaned, 1);
   return r < 0 ? r : f < 0 ? f : 0;

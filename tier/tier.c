@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -37,7 +38,15 @@ struct segment {
   uint32_t live_bytes;          /* object bytes still referenced */
   uint32_t fill_bytes;          /* written so far (FREE: 0) */
   enum segment_state state;
+  bool backed;                  /* the filesystem has blocks for all of it */
 };
+
+/* After the filesystem under a thin file ran out of space, no fresh
+ * segment is tried for this long: the cleaner works within the segments
+ * the file already has, and growth is tried again now and then in case
+ * space was freed.
+ */
+#define GROW_RETRY_NS (5 * 1000000000ull)
 
 struct tier {
   int fd;
@@ -46,8 +55,15 @@ struct tier {
 
   pthread_mutex_t lock;
   struct segment *segment;      /* protected by lock */
-  uint32_t *free_stack;         /* protected by lock */
-  uint32_t free_count;          /* protected by lock */
+  /* Free segments, protected by lock, in two stacks: READY ones are
+   * backed (a block device, a preallocated file, or fallocated when a
+   * thin file first needed them); FRESH ones are parts of a thin file
+   * that the filesystem has not yet given blocks to.
+   */
+  uint32_t *ready_stack, *fresh_stack;
+  uint32_t ready_count, fresh_count;
+  uint64_t grow_after_ns;       /* protected by lock; see GROW_RETRY_NS */
+  bool fallocate_unsupported;   /* protected by lock */
   int64_t open_segment;         /* protected by lock; -1: none */
   uint64_t used_bytes, live_bytes;      /* protected by lock */
 
@@ -70,6 +86,15 @@ static uint64_t
 round_up (uint64_t n, uint64_t unit)
 {
   return (n + unit - 1) / unit * unit;
+}
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
 /* Header fields, host order: the file is scratch space for this process
@@ -116,9 +141,10 @@ open_fail (int fd, const char **why, const char *message, int error)
   return -1;
 }
 
+/* Opens and sizes the file; *THIN: a regular file left unallocated. */
 static int
 open_backing (const struct tier_config *config, uint64_t *size_bytes,
-              const char **why)
+              bool *thin, const char **why)
 {
   struct stat st;
   uint64_t size = config->size_bytes;
@@ -167,6 +193,7 @@ open_backing (const struct tier_config *config, uint64_t *size_bytes,
       return open_fail (fd, why, strerror (errno), errno);
   }
   *size_bytes = size;
+  *thin = S_ISREG (st.st_mode) && config->thin;
   return fd;
 }
 
@@ -180,24 +207,33 @@ tier_open (const struct tier_config *config, const char **why)
     *why = "backing file: out of memory";
     return NULL;
   }
-  tier->fd = open_backing (config, &tier->size_bytes, why);
+  bool thin;
+
+  tier->fd = open_backing (config, &tier->size_bytes, &thin, why);
   if (tier->fd == -1) {
     free (tier);
     return NULL;
   }
   tier->segments = tier->size_bytes / TIER_SEGMENT_BYTES;
   tier->segment = calloc (tier->segments, sizeof *tier->segment);
-  tier->free_stack = calloc (tier->segments, sizeof *tier->free_stack);
-  if (tier->segment == NULL || tier->free_stack == NULL) {
+  tier->ready_stack = calloc (tier->segments, sizeof *tier->ready_stack);
+  tier->fresh_stack = calloc (tier->segments, sizeof *tier->fresh_stack);
+  if (tier->segment == NULL || tier->ready_stack == NULL
+      || tier->fresh_stack == NULL) {
     *why = "backing file: out of memory";
     tier_close (tier);
     errno = ENOMEM;
     return NULL;
   }
   /* Lowest segments on top: a fresh device fills the file from the start. */
-  for (uint32_t s = 0; s < tier->segments; s++)
-    tier->free_stack[s] = tier->segments - 1 - s;
-  tier->free_count = tier->segments;
+  for (uint32_t s = 0; s < tier->segments; s++) {
+    uint32_t lowest_last = tier->segments - 1 - s;
+    tier->segment[lowest_last].backed = !thin;
+    if (thin)
+      tier->fresh_stack[tier->fresh_count++] = lowest_last;
+    else
+      tier->ready_stack[tier->ready_count++] = lowest_last;
+  }
   tier->open_segment = -1;
   pthread_mutex_init (&tier->lock, NULL);
   if (fault && sscanf (fault, "eio:%u", &tier->fault_eio_percent) == 1)
@@ -216,7 +252,8 @@ tier_close (struct tier *tier)
     pthread_mutex_destroy (&tier->lock);
   close (tier->fd);
   free (tier->segment);
-  free (tier->free_stack);
+  free (tier->ready_stack);
+  free (tier->fresh_stack);
   free (tier);
 }
 
@@ -248,10 +285,14 @@ static void
 segment_release (struct tier *tier, uint32_t s)
 {
   struct segment *seg = &tier->segment[s];
+  bool backed = seg->backed;
 
   tier->used_bytes -= seg->fill_bytes;
-  *seg = (struct segment) { .state = SEGMENT_FREE };
-  tier->free_stack[tier->free_count++] = s;
+  *seg = (struct segment) { .state = SEGMENT_FREE, .backed = backed };
+  if (backed)
+    tier->ready_stack[tier->ready_count++] = s;
+  else
+    tier->fresh_stack[tier->fresh_count++] = s;
 }
 
 /* Segment S stops taking objects.  Called with tier->lock held. */
@@ -267,6 +308,63 @@ segment_close (struct tier *tier, uint32_t s)
   tier->open_segment = -1;
   if (seg->live_bytes == 0)     /* everything in it died while it was open */
     segment_release (tier, s);
+}
+
+/* Whether a fresh segment may be tried now.  Called with tier->lock held. */
+static bool
+may_grow_locked (const struct tier *tier)
+{
+  return tier->fresh_count > 0 && now_ns () >= tier->grow_after_ns;
+}
+
+/* The filesystem refused space: live within the segments we have for a
+ * while.  Called with tier->lock held.
+ */
+static void
+stop_growing_locked (struct tier *tier)
+{
+  tier->grow_after_ns = now_ns () + GROW_RETRY_NS;
+  /* An open segment without blocks would refuse the next batch too. */
+  if (tier->open_segment >= 0 && !tier->segment[tier->open_segment].backed)
+    segment_close (tier, tier->open_segment);
+}
+
+/* Makes one fresh segment ready by asking the filesystem for its blocks
+ * (fallocate), outside the lock: only the batching caller takes segments,
+ * so the one popped stays ours meanwhile.
+ */
+static void
+grow (struct tier *tier)
+{
+  pthread_mutex_lock (&tier->lock);
+  if (!may_grow_locked (tier)) {
+    pthread_mutex_unlock (&tier->lock);
+    return;
+  }
+  uint32_t s = tier->fresh_stack[--tier->fresh_count];
+  bool try_fallocate = !tier->fallocate_unsupported;
+  pthread_mutex_unlock (&tier->lock);
+
+  int error = 0;
+  if (try_fallocate
+      && fallocate (tier->fd, 0, (off_t) s * TIER_SEGMENT_BYTES,
+                    TIER_SEGMENT_BYTES) == -1)
+    error = errno;
+
+  pthread_mutex_lock (&tier->lock);
+  if (error == EOPNOTSUPP)
+    /* The filesystem cannot say ahead; a write that fails will. */
+    tier->fallocate_unsupported = true;
+  if (error == 0 || error == EOPNOTSUPP) {
+    tier->segment[s].backed = try_fallocate && error == 0;
+    tier->ready_stack[tier->ready_count++] = s;
+  }
+  else {
+    tier->fresh_stack[tier->fresh_count++] = s;
+    stop_growing_locked (tier);
+    counter_add (error == ENOSPC ? &tier->enospc_errors : &tier->io_errors, 1);
+  }
+  pthread_mutex_unlock (&tier->lock);
 }
 
 /* Where an object of NEED bytes goes in a segment filled to FILL: here, or
@@ -293,19 +391,30 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   if (batch->objects == batch->max_objects)
     return -E2BIG;
 
-  pthread_mutex_lock (&tier->lock);
-  int64_t s = tier->open_segment;
-  if (s >= 0) {
-    pos = place_object (tier->segment[s].fill_bytes, need);
-    if (pos + need > TIER_SEGMENT_BYTES)
-      s = -1;
-  }
-  bool new_segment = s < 0;
-  bool new_run = new_segment || batch->runs == 0;
-  if (new_segment && tier->free_count == 0) {
+  /* A new segment must leave TIER_CLEANER_SEGMENTS ready ones for the
+   * cleaner, unless the cleaner is asking.
+   */
+  uint32_t min_ready = batch->cleaning ? 1 : 1 + TIER_CLEANER_SEGMENTS;
+  int64_t s;
+  bool new_segment;
+  for (uint32_t grown = 0;; grown++) {
+    pthread_mutex_lock (&tier->lock);
+    s = tier->open_segment;
+    if (s >= 0) {
+      pos = place_object (tier->segment[s].fill_bytes, need);
+      if (pos + need > TIER_SEGMENT_BYTES)
+        s = -1;
+    }
+    new_segment = s < 0;
+    if (!new_segment || tier->ready_count >= min_ready)
+      break;
+    bool may_grow = grown < min_ready && may_grow_locked (tier);
     pthread_mutex_unlock (&tier->lock);
-    return -ENOSPC;
+    if (!may_grow)
+      return -ENOSPC;
+    grow (tier);
   }
+  bool new_run = new_segment || batch->runs == 0;
   if (new_run && batch->runs == TIER_MAX_RUNS) {
     pthread_mutex_unlock (&tier->lock);
     return -E2BIG;
@@ -330,8 +439,8 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   if (new_segment) {
     if (tier->open_segment >= 0)
       segment_close (tier, tier->open_segment);
-    s = tier->free_stack[--tier->free_count];
-    tier->segment[s] = (struct segment) { .state = SEGMENT_OPEN };
+    s = tier->ready_stack[--tier->ready_count];
+    tier->segment[s].state = SEGMENT_OPEN;
     tier->open_segment = s;
   }
   struct segment *seg = &tier->segment[s];
@@ -442,6 +551,11 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
     counter_add (&tier->bytes_written, end);
   else
     counter_add (r == -ENOSPC ? &tier->enospc_errors : &tier->io_errors, 1);
+  if (r == -ENOSPC) {
+    pthread_mutex_lock (&tier->lock);
+    stop_growing_locked (tier);
+    pthread_mutex_unlock (&tier->lock);
+  }
   batch->used_bytes = 0;
   batch->objects = 0;
   batch->runs = 0;
@@ -562,7 +676,7 @@ unsigned
 tier_free_segments (struct tier *tier)
 {
   pthread_mutex_lock (&tier->lock);
-  unsigned n = tier->free_count;
+  unsigned n = tier->ready_count + (may_grow_locked (tier) ? tier->fresh_count : 0);
   pthread_mutex_unlock (&tier->lock);
   return n;
 }

@@ -26,6 +26,15 @@
  * object's bytes dead, and a full segment whose live count reaches zero is
  * free again.  tier_pick_victim() finds mostly-dead segments for the
  * caller's cleaner, which moves their live objects into a new batch.
+ * TIER_CLEANER_SEGMENTS free segments are kept for the cleaner: without
+ * one, a full file of mostly dead segments could never be cleaned.
+ *
+ * A thin file (backing-prealloc=no) gets its blocks a segment at a time,
+ * with fallocate, when a batch first needs the segment.  When the
+ * filesystem has no more (ENOSPC from fallocate, or from a write where
+ * fallocate is not supported), the tier stops counting the segments it
+ * has no blocks for as free, so the cleaner makes room within the ones it
+ * has; it asks the filesystem again after a few seconds.
  *
  * Threads: writes are batched by ONE caller at a time (the store's writer
  * mutex serialises tier_batch_*, tier_pick_victim and tier_read_segment;
@@ -52,6 +61,7 @@
 #define TIER_OFFSET_UNIT 16u    /* objects start on 16-byte boundaries */
 #define TIER_MAX_OBJECT_BYTES 4096u
 #define TIER_MAX_RUNS 8         /* disk runs (SQEs) per batch */
+#define TIER_CLEANER_SEGMENTS 1 /* free segments only a cleaning batch takes */
 
 struct tier_config {
   const char *path;
@@ -77,6 +87,7 @@ struct tier_batch {
   unsigned objects, max_objects;
   unsigned runs;
   struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
+  bool cleaning;                /* may take the cleaner's segments */
 };
 extern int tier_batch_init (struct tier_batch *batch, unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
@@ -122,6 +133,9 @@ extern bool tier_segment_next (struct tier *tier, uint64_t segment,
                                const void *buf, size_t fill, size_t *pos,
                                struct tier_object *object);
 
+/* Free segments a batch could start now: those with blocks, and while
+ * the filesystem has not said it is full, those of a thin file without.
+ */
 extern unsigned tier_free_segments (struct tier *tier);
 
 struct tier_stats {
