@@ -24,6 +24,7 @@
 #include <sys/param.h>
 
 #include "fuse-ops.h"
+#include "full-warning.h"
 #include "memory-safety.h"
 #include "page.h"
 
@@ -283,6 +284,7 @@ device_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
   }
   size = MIN (size, device_bytes - offset);
   r = store_write (store, buf, size, offset);
+  full_warning_note (store, r);
   if (r < 0)
     fuse_reply_err (req, -r);
   else

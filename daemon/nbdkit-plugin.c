@@ -19,6 +19,7 @@
 #include <nbdkit-plugin.h>
 
 #include "config-file.h"
+#include "full-warning.h"
 #include "control.h"
 #include "memory-safety.h"
 #include "options.h"
@@ -218,7 +219,9 @@ cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;                 /* FUA: the write is durable once stored */
-  return reply (store_write (store, buf, count, offset));
+  int r = store_write (store, buf, count, offset);
+  full_warning_note (store, r);
+  return reply (r);
 }
 
 static int

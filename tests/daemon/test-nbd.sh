@@ -1,6 +1,7 @@
 #!/bin/bash
-# cswap: the nbdkit plugin through a real NBD client, and the exit stats
-# line showing that trimming the whole device released every page.
+# cswap: the nbdkit plugin through a real NBD client, the exit stats line
+# showing that trimming the whole device released every page, and a full
+# device's writes refused with ENOSPC and one warning.
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
 
@@ -23,6 +24,21 @@ if [[ $stats == *" pages_stored=0 "* && $stats == *" pool_bytes=0 "* ]]; then
   echo "ok $n - after trimming everything the plugin holds no page and no pool memory"
 else
   echo "not ok $n - after trimming everything the plugin holds no page and no pool memory"
+  status=1
+fi
+
+# A full device: every refused write is ENOSPC, and the log says so once
+# (full-warning.c: a line a minute), not once per page.
+refused=$(nbdkit -U - "$CSWAP_PLUGIN" size=16M codec=lz4 pool-limit=1M \
+  --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/fill-device.py \"\$uri\"" \
+  2> "$log")
+warnings=$(grep -c 'cswap: warning: device full' "$log")
+grep 'device full' "$log" | sed 's/^/# /'
+n=$((n + 1))
+if [[ ${refused:-0} -gt 0 && $warnings -eq 1 ]]; then
+  echo "ok $n - pool-limit=1M: $refused writes refused with ENOSPC, one warning"
+else
+  echo "not ok $n - pool-limit=1M: ${refused:-no} writes refused with ENOSPC, $warnings warnings"
   status=1
 fi
 echo "1..$n"

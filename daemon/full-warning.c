@@ -1,0 +1,56 @@
+/* cswap: a warning a minute while the device refuses writes (see
+ * full-warning.h).  Lock-free: one compare-and-swap decides which thread
+ * warns; the others return at once.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "full-warning.h"
+
+#define WARNING_INTERVAL_NS (60 * UINT64_C (1000000000))
+
+/* When the last warning was printed; 0: never. */
+static _Atomic uint64_t last_warning_ns;
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static double
+mib (uint64_t bytes)
+{
+  return bytes / 1048576.0;
+}
+
+void
+full_warning_note (struct store *store, int result)
+{
+  if (result != -ENOSPC)
+    return;
+  uint64_t now = now_ns ();
+  uint64_t last = atomic_load_explicit (&last_warning_ns, memory_order_relaxed);
+  if ((last && now - last < WARNING_INTERVAL_NS)
+      || !atomic_compare_exchange_strong (&last_warning_ns, &last, now))
+    return;
+
+  struct store_stats s;
+  store_stats (store, &s);
+  fprintf (stderr, "cswap: warning: device full: %llu page writes refused "
+           "so far (pool %.1f MiB of its %.1f MiB limit",
+           (unsigned long long) s.failed_writes, mib (s.pool_bytes),
+           mib (s.pool_limit_bytes));
+  if (s.backing_size_bytes)
+    fprintf (stderr, ", backing file %.1f MiB used of %.1f MiB",
+             mib (s.backing_used_bytes), mib (s.backing_size_bytes));
+  fprintf (stderr, "); the kernel keeps those pages in memory and retries "
+           "them, so the workload may thrash: raise pool-limit, or add or "
+           "enlarge the backing file\n");
+}
