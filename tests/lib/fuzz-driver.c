@@ -1,7 +1,8 @@
-/* cswap: a stand-in for libFuzzer's main(), so that gcc builds run the
- * fuzz target as an ordinary test:
+/* cswap: a stand-in for libFuzzer's main(), so that gcc builds run a
+ * fuzz target (LLVMFuzzerTestOneInput, which aborts on a failed check) as
+ * an ordinary TAP test:
  *
- *   fuzz-command-driver CORPUS-DIR [ITERATIONS]
+ *   fuzz-TARGET-driver CORPUS-DIR [ITERATIONS]
  *
  * feeds every file of CORPUS-DIR to LLVMFuzzerTestOneInput, then ITERATIONS
  * (default 20000) mutations of them: bytes flipped, inserted, deleted,
@@ -137,7 +138,7 @@ main (int argc, char *argv[])
       mutate (&input);
     LLVMFuzzerTestOneInput (input.data, input.len);
   }
-  printf ("1..1\nok 1 - %zu seeds and %lld mutations, every reply valid\n",
+  printf ("1..1\nok 1 - %zu seeds and %lld mutations, every check passed\n",
           seed_count, (long long) iterations);
   return EXIT_SUCCESS;
 }
