@@ -34,7 +34,7 @@ const char options_help[] =
   "accept-threshold=PERCENT  Writeback stops below this % of pool-limit (90).\n"
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
-  "reserve=SIZE              Warm memory kept for new pool pages (default 8M).\n"
+  "reserve=SIZE              Most warm memory kept for new pool pages (8M).\n"
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
   /* ctl-uid before ctl: cswap-fuse's --ctl would match --ctl-uid too. */
   "ctl-uid=UID               A user besides root allowed on the socket.\n"
