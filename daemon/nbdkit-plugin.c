@@ -243,6 +243,32 @@ cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   return reply (store_zero (store, count, offset));
 }
 
+/* Block status (nbdinfo --map, nbdcopy): pages that read as zeros and
+ * hold no memory are holes, the rest data.  Page granular.
+ */
+static int
+cswap_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+               struct nbdkit_extents *extents)
+{
+  memory_safety_mark_io_thread ();
+  (void) handle;
+  while (count > 0) {
+    bool zero;
+    uint64_t length;
+    int r = store_extent (store, offset, count, &zero, &length);
+    if (r)
+      return reply (r);
+    if (nbdkit_add_extent (extents, offset, length,
+                           zero ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO : 0) == -1)
+      return -1;
+    if (flags & NBDKIT_FLAG_REQ_ONE)
+      break;
+    offset += length;
+    count -= length;
+  }
+  return 0;
+}
+
 static int
 cswap_flush (void *handle, uint32_t flags)
 {
@@ -274,11 +300,13 @@ static struct nbdkit_plugin plugin = {
   .can_zero = cswap_can_true,
   .can_fast_zero = cswap_can_true,
   .can_multi_conn = cswap_can_true,
+  .can_extents = cswap_can_true,
   .can_fua = cswap_can_fua,
   .pread = cswap_pread,
   .pwrite = cswap_pwrite,
   .zero = cswap_zero,
   .trim = cswap_trim,
+  .extents = cswap_extents,
   .flush = cswap_flush,
   .errno_is_preserved = 0,
 };

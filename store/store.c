@@ -633,6 +633,49 @@ store_zero (struct store *store, uint64_t count, uint64_t offset)
   return for_each_page (store, OP_ZERO, NULL, count, offset);
 }
 
+/* Whether SLOT reads as zeros without holding memory. */
+static bool
+page_is_hole (struct store *store, uint64_t slot)
+{
+  struct slot_chunk *chunk = slot_chunk (&store->table, slot);
+  unsigned i = slot % SLOTS_PER_CHUNK;
+  pthread_mutex_t *lock = slot_lock (&store->table, slot);
+
+  if (chunk == NULL)
+    return true;
+  pthread_mutex_lock (lock);
+  enum slot_type type = slot_flags_type (chunk->flags[i]);
+  bool hole = type == SLOT_ABSENT
+    || (type == SLOT_SAME_FILLED && chunk->word[i] == 0);
+  pthread_mutex_unlock (lock);
+  return hole;
+}
+
+int
+store_extent (struct store *store, uint64_t offset, uint64_t count,
+              bool *zero, uint64_t *length)
+{
+  if (count == 0 || !range_is_valid (store, count, offset))
+    return -EINVAL;
+  uint64_t end = offset + count;
+  uint64_t at = offset / CSWAP_PAGE_SIZE * CSWAP_PAGE_SIZE;
+
+  *zero = page_is_hole (store, at / CSWAP_PAGE_SIZE);
+  for (at += CSWAP_PAGE_SIZE; at < end; ) {
+    uint64_t slot = at / CSWAP_PAGE_SIZE;
+    if (*zero && slot_chunk (&store->table, slot) == NULL) {
+      /* A chunk never made: all of it is a hole. */
+      at = (slot / SLOTS_PER_CHUNK + 1) * SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE;
+      continue;
+    }
+    if (page_is_hole (store, slot) != *zero)
+      break;
+    at += CSWAP_PAGE_SIZE;
+  }
+  *length = (at < end ? at : end) - offset;
+  return 0;
+}
+
 uint64_t
 store_pages_stored (struct store *store)
 {

@@ -72,6 +72,15 @@ extern void store_stop_background (struct store *store);
  */
 extern int store_read (struct store *store, void *buf, uint64_t count,
                        uint64_t offset);
+/* Extents, for NBD block status: from OFFSET, the longest run of at most
+ * COUNT bytes whose pages all read as zeros and hold no memory (*ZERO:
+ * never written, trimmed, or written with zeros) or all hold data.  Runs
+ * end on page boundaries, or at OFFSET + COUNT.  A snapshot: concurrent
+ * writes may change it.  Returns 0, or -EINVAL for an empty range or one
+ * outside the device.
+ */
+extern int store_extent (struct store *store, uint64_t offset, uint64_t count,
+                         bool *zero, uint64_t *length);
 extern int store_write (struct store *store, const void *buf, uint64_t count,
                         uint64_t offset);
 /* Zeroes the range: whole pages in it are freed at once (this is also

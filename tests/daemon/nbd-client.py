@@ -2,8 +2,10 @@
 # Run as: /usr/bin/python3 nbd-client.py URI PAGEFILE
 # Prints TAP test lines (the caller prints the plan); exits non-zero on
 # any failure.
+import json
 import os
 import random
+import subprocess
 import sys
 
 import nbd
@@ -37,6 +39,7 @@ def load_pages(path, limit):
 
 
 h = nbd.NBD()
+h.add_meta_context(nbd.CONTEXT_BASE_ALLOCATION)
 h.connect_uri(uri)
 size = h.get_size()
 ok(size == 64 * 1024 * 1024, f"size is 64 MiB ({size})")
@@ -88,6 +91,29 @@ for i in range(200):
     reference[off:off + ln] = bytes(ln)
 ok(h.pread(size, 0) == reference, "trim and zero read back as zeros, the rest intact")
 
+
+def block_status_pages():
+    """Per page, whether base:allocation says it reads as zeros."""
+    zero = [None] * (size // 4096)
+    offset = 0
+    while offset < size:
+        got = []
+        h.block_status(size - offset, offset,
+                       lambda ctx, off, entries, err: got.extend(entries))
+        for length, flags in zip(got[0::2], got[1::2]):
+            for page in range(offset // 4096, min(size, offset + length) // 4096):
+                zero[page] = bool(flags & nbd.STATE_ZERO)
+            offset += length
+    return zero
+
+
+ok(h.can_meta_context(nbd.CONTEXT_BASE_ALLOCATION), "base:allocation is served")
+status = block_status_pages()
+wrong = [p for p in range(size // 4096)
+         if status[p] != (reference[p * 4096:(p + 1) * 4096] == bytes(4096))]
+ok(not wrong, f"block status: a page is zero exactly when it reads as zeros "
+   f"({status.count(True)} zero pages, {len(wrong)} wrong)")
+
 # A second connection sees the first one's writes at once (multi-conn).
 h2 = nbd.NBD()
 h2.connect_uri(uri)
@@ -107,6 +133,20 @@ for name, fn in [("read past the end", lambda: h.pread(4096, size)),
         ok(True, f"{name} is refused ({e.string.split(':')[0]})")
 h.flush()
 ok(h.pread(4096, 8192) == pages[7], "the device still serves after refused requests")
+
+# nbdinfo --map on a known layout: data, a page written with zeros (no
+# memory: a hole), data, then nothing.
+data = [p for p in pages if p != bytes(4096)][:3]
+h.trim(size, 0)
+h.pwrite(data[0], 0)
+h.pwrite(bytes(4096), 8192)
+h.pwrite(data[1] + data[2], 16384)
+mapped = json.loads(subprocess.run(["nbdinfo", "--map", "--json", uri],
+                                   stdout=subprocess.PIPE, check=True).stdout)
+layout = [(e["offset"], e["length"], e["type"]) for e in mapped]
+expected = [(0, 4096, 0), (4096, 12288, 3), (16384, 8192, 0),
+            (24576, size - 24576, 3)]
+ok(layout == expected, f"nbdinfo --map: {layout}")
 
 # Leave the device empty so the server's exit stats can be checked.
 h.trim(size, 0)

@@ -366,6 +366,78 @@ test_bad_input (void)
   }
 }
 
+/* store_extent against a reference: random writes (any offset, length
+ * and kind of data, zeros among them) and trims over a device that spans
+ * several slot chunks, then runs walked from random offsets.  Each run
+ * must agree with every page it covers (zero exactly when the reference
+ * page is all zeros), be as long as it can, and end on a page boundary or
+ * at the end of the range asked for.
+ */
+static void
+test_extents (void)
+{
+  const uint64_t pages = 3 * 512 + 17, size = pages * CSWAP_PAGE_SIZE;
+  struct store *store = make_store (size, CODEC_LZ4, 0);
+  unsigned char *reference = calloc (1, size), *buf = malloc (4 * CSWAP_PAGE_SIZE);
+  bool *zero_page = malloc (pages * sizeof *zero_page);
+  static const unsigned char zeros[CSWAP_PAGE_SIZE];
+  uint64_t rng = 0x51ed27d4b1f6c3a5ull;
+  unsigned long bad_runs = 0, runs = 0;
+
+  for (int op = 0; op < 3000 / (int) scale; op++) {
+    /* Clustered in the first chunk and a half, so that runs alternate. */
+    uint64_t len = 1 + rand64 (&rng) % (4 * CSWAP_PAGE_SIZE);
+    uint64_t off = rand64 (&rng) % (768 * CSWAP_PAGE_SIZE);
+    if (rand64 (&rng) % 4 == 0) {
+      store_zero (store, len, off);
+      memset (reference + off, 0, len);
+    }
+    else {
+      fill_random (&rng, buf, len);
+      store_write (store, buf, len, off);
+      memcpy (reference + off, buf, len);
+    }
+  }
+  for (uint64_t p = 0; p < pages; p++)
+    zero_page[p] = memcmp (reference + p * CSWAP_PAGE_SIZE, zeros,
+                           CSWAP_PAGE_SIZE) == 0;
+
+  for (int walk = 0; walk < 200; walk++) {
+    uint64_t offset = rand64 (&rng) % size;
+    uint64_t end = offset + 1 + rand64 (&rng) % (size - offset);
+    while (offset < end) {
+      bool zero;
+      uint64_t length;
+      if (store_extent (store, offset, end - offset, &zero, &length) != 0
+          || length == 0 || length > end - offset) {
+        bad_runs++;
+        break;
+      }
+      uint64_t run_end = offset + length;
+      for (uint64_t p = offset / CSWAP_PAGE_SIZE;
+           p * CSWAP_PAGE_SIZE < run_end; p++)
+        if (zero_page[p] != zero)
+          bad_runs++;
+      if (run_end != end && (run_end % CSWAP_PAGE_SIZE
+                             || zero_page[run_end / CSWAP_PAGE_SIZE] == zero))
+        bad_runs++;             /* cut short, or not at a page boundary */
+      offset = run_end;
+      runs++;
+    }
+  }
+  ok (bad_runs == 0, "store_extent: %lu runs agree with the reference "
+      "(%lu wrong)", runs, bad_runs);
+  bool zero;
+  uint64_t length;
+  ok (store_extent (store, size, 1, &zero, &length) == -EINVAL
+      && store_extent (store, 0, 0, &zero, &length) == -EINVAL,
+      "store_extent: past the end or empty is EINVAL");
+  store_destroy (store);
+  free (reference);
+  free (buf);
+  free (zero_page);
+}
+
 int
 main (void)
 {
@@ -384,6 +456,7 @@ main (void)
   test_corpus (CODEC_ZSTD);
   test_pool_limit ();
   test_codec_change ();
+  test_extents ();
   pagefile_free (&corpus);
   return tap_done ();
 }
