@@ -64,6 +64,23 @@ populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
            MADV_POPULATE_WRITE);
 }
 
+/* The pool and class locks guard a few list and bitmap operations.  When
+ * two threads meet on one, sleeping in the kernel and being woken costs
+ * far more than the critical section (two system calls, and on a virtual
+ * machine exits to the hypervisor): an adaptive mutex spins briefly first.
+ * bench/alloc, alloc+free pairs on 2 threads: 2.69 M/s -> 3.97 M/s.
+ */
+static void
+init_short_lock (pthread_mutex_t *lock)
+{
+  pthread_mutexattr_t attr;
+
+  pthread_mutexattr_init (&attr);
+  pthread_mutexattr_settype (&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+  pthread_mutex_init (lock, &attr);
+  pthread_mutexattr_destroy (&attr);
+}
+
 struct zs_pool *
 zs_pool_create (const struct zs_pool_config *config)
 {
@@ -115,10 +132,10 @@ zs_pool_create (const struct zs_pool_config *config)
     return NULL;
   }
 
-  pthread_mutex_init (&pool->lock, NULL);
+  init_short_lock (&pool->lock);
   pthread_cond_init (&pool->reserve_wanted_cond, NULL);
   for (unsigned i = 0; i < pool->class_count; i++)
-    pthread_mutex_init (&pool->classes[i].lock, NULL);
+    init_short_lock (&pool->classes[i].lock);
   return pool;
 }
 

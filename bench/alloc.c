@@ -32,6 +32,7 @@
 #define SPEED_WORKING_SET 65536
 #define SPEED_PAIRS 4000000
 #define SPEED_MAX_THREADS 2
+#define SPEED_RESERVE_BYTES (8u << 20)  /* the daemons' default */
 
 /* The owner: handles by cookie.  Only one thread uses objects while
  * compaction runs, so the lock callbacks have nothing to do.
@@ -84,10 +85,11 @@ xcalloc (size_t n, size_t size)
 }
 
 static struct zs_pool *
-pool_create (struct owner *owner, uint64_t max_objects)
+pool_create (struct owner *owner, uint64_t max_objects, uint64_t reserve_bytes)
 {
   struct zs_pool_config config = {
     .max_objects = max_objects, .owner_ops = &owner_ops, .owner = owner,
+    .reserve_bytes = reserve_bytes,
   };
   struct zs_pool *pool = zs_pool_create (&config);
 
@@ -146,7 +148,7 @@ bench_overhead (const char *codec_name, const uint32_t *sizes_bytes,
   uint64_t objects = (uint64_t) n * scale, live_bytes = 0, start_ns;
   struct owner owner = { xcalloc (objects, sizeof (zs_handle)) };
   uint32_t *order = xcalloc (objects, sizeof *order);
-  struct zs_pool *pool = pool_create (&owner, objects);
+  struct zs_pool *pool = pool_create (&owner, objects, 0);
   struct zs_pool_stats before, after;
   struct zs_compact_result result;
   uint64_t rng = 0x9e3779b97f4a7c15;
@@ -239,7 +241,7 @@ bench_compaction (void)
   }
   zs_pool_destroy (probe);
   owner.handles = xcalloc (objects, sizeof (zs_handle));
-  pool = pool_create (&owner, objects);
+  pool = pool_create (&owner, objects, 0);
   inuse_by_zspage = xcalloc (objects + 1024, sizeof *inuse_by_zspage);
   inuse = xcalloc (COMPACTION_ZSPAGES_PER_CLASS, sizeof *inuse);
 
@@ -341,12 +343,18 @@ speed_worker (void *arg)
   return NULL;
 }
 
+/* Alloc+free pairs on NR_THREADS threads, with a reserve of RESERVE_BYTES
+ * (0: every empty zspage goes back to the kernel at once) and no refill
+ * thread: the churn keeps the reserve fed.
+ */
 static void
-bench_speed (const uint32_t *sizes_bytes, size_t n, unsigned nr_threads)
+bench_speed (const uint32_t *sizes_bytes, size_t n, unsigned nr_threads,
+             uint64_t reserve_bytes)
 {
   struct owner owner = { NULL };
   struct zs_pool *pool = pool_create (&owner,
-                                      SPEED_WORKING_SET * SPEED_MAX_THREADS);
+                                      SPEED_WORKING_SET * SPEED_MAX_THREADS,
+                                      reserve_bytes);
   struct speed_thread threads[SPEED_MAX_THREADS];
   uint64_t start_ns = bench_now_ns (), elapsed_ns;
 
@@ -361,8 +369,9 @@ bench_speed (const uint32_t *sizes_bytes, size_t n, unsigned nr_threads)
     pthread_join (threads[i].thread, NULL);
   elapsed_ns = bench_now_ns () - start_ns;
   printf ("{\"bench\":\"alloc\",\"test\":\"speed\",\"threads\":%u,"
-          "\"pairs\":%" PRIu64 ",\"pairs_per_sec\":%.0f,\"working_set\":%d}\n",
-          nr_threads, (uint64_t) SPEED_PAIRS * nr_threads,
+          "\"reserve_bytes\":%" PRIu64 ",\"pairs\":%" PRIu64
+          ",\"pairs_per_sec\":%.0f,\"working_set\":%d}\n",
+          nr_threads, reserve_bytes, (uint64_t) SPEED_PAIRS * nr_threads,
           (double) SPEED_PAIRS * nr_threads * 1e9 / elapsed_ns,
           SPEED_WORKING_SET);
   fflush (stdout);
@@ -399,8 +408,10 @@ main (int argc, char **argv)
   free (sizes_bytes);
 
   bench_compaction ();
-  for (unsigned threads = 1; threads <= SPEED_MAX_THREADS; threads++)
-    bench_speed (lz4_sizes_bytes, lz4_n, threads);
+  for (uint64_t reserve = 0; reserve <= SPEED_RESERVE_BYTES;
+       reserve += SPEED_RESERVE_BYTES)
+    for (unsigned threads = 1; threads <= SPEED_MAX_THREADS; threads++)
+      bench_speed (lz4_sizes_bytes, lz4_n, threads, reserve);
   free (lz4_sizes_bytes);
   return 0;
 }
