@@ -4,9 +4,10 @@
  * kernel on the spot means a page fault (or a populate call) per page,
  * each of which may have to reclaim memory first: on the swap-out path
  * that is the wait a swap device must not have, and on a virtual machine
- * every first touch of a page is also an exit to the hypervisor (10% of
- * the store's write time, measured).  So the pool keeps a reserve, in
- * lists by page count:
+ * with shadow page tables every first touch of a page is also an exit to
+ * the hypervisor (14.9 us a page on the VM it was measured on, 0.09 us once
+ * another thread has written to it: doc/design.md).  So the pool keeps a
+ * reserve, in lists by page count:
  *
  *  - an empty zspage goes to the reserve instead of back to the kernel
  *    while the reserve is below its target, so a store that swaps pages
