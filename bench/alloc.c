@@ -169,7 +169,7 @@ bench_overhead (const char *codec_name, const uint32_t *sizes_bytes,
     live_bytes -= sizes_bytes[cookie % n];
   }
   zs_pool_stats (pool, &before);
-  start_ns = bench_now_ns ();
+  start_ns = monotonic_ns ();
   zs_compact (pool, &result);
   zs_pool_stats (pool, &after);
 
@@ -184,7 +184,7 @@ bench_overhead (const char *codec_name, const uint32_t *sizes_bytes,
           pool_bytes (&before), pool_bytes (&after), after.metadata_bytes,
           (double) pool_bytes (&before) / live_bytes,
           (double) pool_bytes (&after) / live_bytes, result.objects_moved,
-          result.pages_freed, (bench_now_ns () - start_ns) / 1e6,
+          result.pages_freed, (monotonic_ns () - start_ns) / 1e6,
           zs_huge_class_size (pool));
   fflush (stdout);
   zs_pool_destroy (pool);
@@ -282,7 +282,7 @@ bench_compaction (void)
     }
   }
 
-  start_ns = bench_now_ns ();
+  start_ns = monotonic_ns ();
   for (unsigned c = 0; c < classes; c++) {
     struct zs_compact_result result;
 
@@ -300,7 +300,7 @@ bench_compaction (void)
           opt_moved, total.pages_freed, opt_pages,
           (double) total.objects_moved / opt_moved,
           (double) total.pages_freed / opt_pages,
-          (bench_now_ns () - start_ns) / 1e6);
+          (monotonic_ns () - start_ns) / 1e6);
   fflush (stdout);
   zs_pool_destroy (pool);
   free (inuse);
@@ -356,7 +356,7 @@ bench_speed (const uint32_t *sizes_bytes, size_t n, unsigned nr_threads,
                                       SPEED_WORKING_SET * SPEED_MAX_THREADS,
                                       reserve_bytes);
   struct speed_thread threads[SPEED_MAX_THREADS];
-  uint64_t start_ns = bench_now_ns (), elapsed_ns;
+  uint64_t start_ns = monotonic_ns (), elapsed_ns;
 
   for (unsigned i = 0; i < nr_threads; i++) {
     threads[i] = (struct speed_thread) {
@@ -367,7 +367,7 @@ bench_speed (const uint32_t *sizes_bytes, size_t n, unsigned nr_threads,
   }
   for (unsigned i = 0; i < nr_threads; i++)
     pthread_join (threads[i].thread, NULL);
-  elapsed_ns = bench_now_ns () - start_ns;
+  elapsed_ns = monotonic_ns () - start_ns;
   printf ("{\"bench\":\"alloc\",\"test\":\"speed\",\"threads\":%u,"
           "\"reserve_bytes\":%" PRIu64 ",\"pairs\":%" PRIu64
           ",\"pairs_per_sec\":%.0f,\"working_set\":%d}\n",

@@ -21,15 +21,6 @@ bench_load_pages (int argc, char **argv, struct pagefile *pf)
 }
 
 uint64_t
-bench_now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-uint64_t
 bench_process_cpu_ns (void)
 {
   struct timespec ts;

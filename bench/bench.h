@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "monotonic.h"
 #include "pagefile.h"
 
 /* Loads argv[1], or the corpus when there is none; exits with a message
@@ -17,8 +18,6 @@
  */
 extern const char *bench_load_pages (int argc, char **argv, struct pagefile *pf);
 
-/* Monotonic time in nanoseconds. */
-extern uint64_t bench_now_ns (void);
 
 /* CPU time of the whole process (every thread), in nanoseconds. */
 extern uint64_t bench_process_cpu_ns (void);

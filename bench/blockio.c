@@ -41,10 +41,9 @@
 #include "bench.h"
 #include "page.h"
 #include "pagefile.h"
-#include "parse.h"
+#include "tool-option.h"
 
 #define EXIT_MISMATCH 1
-#define EXIT_SETUP 2
 #define MAX_THREADS 64
 #define MAX_MISMATCH_REPORTS 10
 
@@ -95,7 +94,7 @@ random_order (uint64_t n, uint64_t *state)
 
   if (order == NULL) {
     fprintf (stderr, "blockio: malloc order: %m\n");
-    exit (EXIT_SETUP);
+    exit (TOOL_EXIT_SETUP);
   }
   for (uint64_t i = 0; i < n; i++)
     order[i] = i;
@@ -136,14 +135,14 @@ worker_run (void *arg)
 
     if (ph->write) {
       memcpy (buf, want, CSWAP_PAGE_SIZE);
-      t0 = bench_now_ns ();
+      t0 = monotonic_ns ();
       r = pwrite (ph->fd, buf, CSWAP_PAGE_SIZE, offset);
     }
     else {
-      t0 = bench_now_ns ();
+      t0 = monotonic_ns ();
       r = pread (ph->fd, buf, CSWAP_PAGE_SIZE, offset);
     }
-    ph->latency_ns[k] = bench_now_ns () - t0;
+    ph->latency_ns[k] = monotonic_ns () - t0;
     if (r != (ssize_t) CSWAP_PAGE_SIZE) {
       if (w->io_errors++ < MAX_MISMATCH_REPORTS)
         fprintf (stderr, "blockio: %s page %" PRIu64 ": %s\n",
@@ -193,13 +192,13 @@ run_phase (struct phase *ph)
   struct phase_result res = { 0 };
   uint64_t n = ph->o->pages, t0, elapsed;
 
-  t0 = bench_now_ns ();
+  t0 = monotonic_ns ();
   for (unsigned i = 0; i < ph->threads; i++) {
     workers[i] = (struct worker) { .phase = ph, .index = i };
     int err = pthread_create (&tids[i], NULL, worker_run, &workers[i]);
     if (err != 0) {
       fprintf (stderr, "blockio: pthread_create: %s\n", strerror (err));
-      exit (EXIT_SETUP);
+      exit (TOOL_EXIT_SETUP);
     }
   }
   for (unsigned i = 0; i < ph->threads; i++) {
@@ -207,7 +206,7 @@ run_phase (struct phase *ph)
     res.mismatches += workers[i].mismatches;
     res.io_errors += workers[i].io_errors;
   }
-  elapsed = bench_now_ns () - t0;
+  elapsed = monotonic_ns () - t0;
 
   qsort (ph->latency_ns, n, sizeof *ph->latency_ns, compare_u64);
   res.mbps = bench_mbps (n * CSWAP_PAGE_SIZE, elapsed);
@@ -236,21 +235,6 @@ usage (FILE *fp)
            "  -h, --help             this text\n");
 }
 
-/* A checked number option (common/parse.h): exits on anything else. */
-static uint64_t
-parse_u64 (const char *option, const char *arg, uint64_t min, uint64_t max)
-{
-  const char *why;
-  uint64_t value;
-
-  if (parse_uint64 (arg, min, max, &value, &why) == -1) {
-    fprintf (stderr, "blockio: %s: '%s': %s (want %" PRIu64 "..%" PRIu64 ")\n",
-             option, arg, why, min, max);
-    exit (EXIT_SETUP);
-  }
-  return value;
-}
-
 static void
 parse_options (int argc, char **argv, struct options *o)
 {
@@ -273,13 +257,13 @@ parse_options (int argc, char **argv, struct options *o)
   while ((c = getopt_long (argc, argv, "n:t:h", long_options, NULL)) != -1) {
     switch (c) {
     case 'n':
-      o->pages = parse_u64 ("--pages", optarg, 1, UINT32_MAX);
+      o->pages = tool_option_uint64 ("--pages", optarg, 1, UINT32_MAX);
       break;
     case 't':
-      o->threads = parse_u64 ("--threads", optarg, 1, MAX_THREADS);
+      o->threads = tool_option_uint64 ("--threads", optarg, 1, MAX_THREADS);
       break;
     case OPT_SEED:
-      o->seed = parse_u64 ("--seed", optarg, 0, UINT64_MAX);
+      o->seed = tool_option_uint64 ("--seed", optarg, 0, UINT64_MAX);
       break;
     case OPT_LABEL:
       o->label = optarg;
@@ -295,12 +279,12 @@ parse_options (int argc, char **argv, struct options *o)
       exit (EXIT_SUCCESS);
     default:
       usage (stderr);
-      exit (EXIT_SETUP);
+      exit (TOOL_EXIT_SETUP);
     }
   }
   if (optind >= argc || argc - optind > 2) {
     usage (stderr);
-    exit (EXIT_SETUP);
+    exit (TOOL_EXIT_SETUP);
   }
   o->device = argv[optind];
   if (argc - optind == 2)
@@ -332,25 +316,25 @@ main (int argc, char **argv)
   parse_options (argc, argv, &o);
   if (!label_is_plain (o.label)) {
     fprintf (stderr, "blockio: --label: no quotes, backslashes or control characters\n");
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   }
   if (pagefile_load (o.page_path, &pf) == -1)
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   if (pf.pages == 0) {
     fprintf (stderr, "blockio: %s: no pages\n", o.page_path);
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   }
 
   fd = open (o.device, O_RDWR | O_DIRECT | O_CLOEXEC);
   if (fd == -1) {
     fprintf (stderr, "blockio: %s: open O_DIRECT: %m\n", o.device);
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   }
   device_bytes = lseek (fd, 0, SEEK_END);
   if (device_bytes < o.pages * CSWAP_PAGE_SIZE) {
     fprintf (stderr, "blockio: %s: %" PRIu64 " bytes, too small for %" PRIu64
              " pages\n", o.device, device_bytes, o.pages);
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   }
 
   state = o.seed;
@@ -359,7 +343,7 @@ main (int argc, char **argv)
   ph.latency_ns = malloc (o.pages * sizeof *ph.latency_ns);
   if (ph.latency_ns == NULL) {
     fprintf (stderr, "blockio: malloc latencies: %m\n");
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   }
 
   uint32_t *write_order = random_order (o.pages, &state);

@@ -58,7 +58,7 @@ static uint64_t
 compress_pass (const struct codec_config *c, struct page_set *s, bool direct,
                uint64_t *packed_bytes)
 {
-  uint64_t start = bench_now_ns ();
+  uint64_t start = monotonic_ns ();
   *packed_bytes = 0;
   for (size_t i = 0; i < s->count; i++) {
     unsigned char *dst = s->packed + i * CSWAP_PAGE_SIZE;
@@ -67,14 +67,14 @@ compress_pass (const struct codec_config *c, struct page_set *s, bool direct,
     s->packed_len[i] = len;
     *packed_bytes += len ? len : CSWAP_PAGE_SIZE;
   }
-  return bench_now_ns () - start;
+  return monotonic_ns () - start;
 }
 
 /* One decompression pass; returns ns, or 0 if a page did not round-trip. */
 static uint64_t
 decompress_pass (const struct codec_config *c, struct page_set *s, bool direct)
 {
-  uint64_t start = bench_now_ns ();
+  uint64_t start = monotonic_ns ();
   for (size_t i = 0; i < s->count; i++) {
     if (s->packed_len[i] == 0)
       continue;                 /* stored raw: nothing to decompress */
@@ -87,7 +87,7 @@ decompress_pass (const struct codec_config *c, struct page_set *s, bool direct)
       return 0;
     }
   }
-  return bench_now_ns () - start;
+  return monotonic_ns () - start;
 }
 
 static uint64_t

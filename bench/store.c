@@ -73,10 +73,10 @@ load_worker (void *opaque)
 
   for (uint64_t i = w->index; i < run->slots; i += run->threads) {
     uint64_t slot = run->order[i];
-    uint64_t start = bench_now_ns ();
+    uint64_t start = monotonic_ns ();
     int r = store_read (run->store, page, CSWAP_PAGE_SIZE,
                         slot * CSWAP_PAGE_SIZE);
-    w->busy_ns += bench_now_ns () - start;
+    w->busy_ns += monotonic_ns () - start;
     if (r || memcmp (page, page_for_slot (run, slot), CSWAP_PAGE_SIZE))
       w->errors++;
   }
@@ -92,7 +92,7 @@ run_threads (struct run *run, void *(*fn) (void *), uint64_t *errors)
 {
   pthread_t tid[2];
   struct worker w[2];
-  uint64_t start = bench_now_ns (), busy_ns = 0;
+  uint64_t start = monotonic_ns (), busy_ns = 0;
 
   for (unsigned t = 0; t < run->threads; t++) {
     w[t] = (struct worker) { .run = run, .index = t };
@@ -104,7 +104,7 @@ run_threads (struct run *run, void *(*fn) (void *), uint64_t *errors)
     if (w[t].busy_ns > busy_ns)
       busy_ns = w[t].busy_ns;
   }
-  return busy_ns ? busy_ns : bench_now_ns () - start;
+  return busy_ns ? busy_ns : monotonic_ns () - start;
 }
 
 /* The codec alone over every page once: compress, then decompress. */
@@ -121,18 +121,18 @@ raw_codec_speed (const struct codec_config *codec, const struct pagefile *pf,
   memset (packed, 0, pf->pages * CSWAP_PAGE_SIZE);
   *compress_mbps = *decompress_mbps = 0;
   for (int pass = 0; pass < REPEAT; pass++) {
-    uint64_t start = bench_now_ns ();
+    uint64_t start = monotonic_ns ();
     for (size_t i = 0; i < pf->pages; i++)
       len[i] = codec_compress_page (codec, pagefile_page (pf, i),
                                     packed + i * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE);
-    double mbps = bench_mbps (bytes, bench_now_ns () - start);
+    double mbps = bench_mbps (bytes, monotonic_ns () - start);
     if (mbps > *compress_mbps)
       *compress_mbps = mbps;
-    start = bench_now_ns ();
+    start = monotonic_ns ();
     for (size_t i = 0; i < pf->pages; i++)
       if (len[i])
         codec_decompress_page (codec->id, packed + i * CSWAP_PAGE_SIZE, len[i], out);
-    mbps = bench_mbps (bytes, bench_now_ns () - start);
+    mbps = bench_mbps (bytes, monotonic_ns () - start);
     if (mbps > *decompress_mbps)
       *decompress_mbps = mbps;
   }

@@ -67,9 +67,9 @@ run (const struct pagefile *pf, uint64_t pages, unsigned batch,
     store_write (store, pagefile_page (pf, p % pf->pages), CSWAP_PAGE_SIZE,
                  p * CSWAP_PAGE_SIZE);
   store_stats (store, &before);
-  uint64_t t0 = bench_now_ns ();
+  uint64_t t0 = monotonic_ns ();
   store_writeback (store, 0, 0, true, &wb);
-  uint64_t ns = bench_now_ns () - t0;
+  uint64_t ns = monotonic_ns () - t0;
   store_stats (store, &after);
 
   uint64_t written = after.written_back_pages - before.written_back_pages;
@@ -87,10 +87,10 @@ run (const struct pagefile *pf, uint64_t pages, unsigned batch,
   for (unsigned n = 0; n < READ_SAMPLES * 4 && samples < READ_SAMPLES; n++) {
     rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
     uint64_t p = rng % pages;
-    uint64_t t = bench_now_ns ();
+    uint64_t t = monotonic_ns ();
     uint64_t reads = after.written_back_reads;
     store_read (store, page, CSWAP_PAGE_SIZE, p * CSWAP_PAGE_SIZE);
-    t = bench_now_ns () - t;
+    t = monotonic_ns () - t;
     store_stats (store, &after);
     if (after.written_back_reads > reads)       /* it came from disk */
       latency_ns[samples++] = t;

@@ -42,10 +42,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "monotonic.h"
 
 #define MAX_CLIENTS 64
 #define IDLE_TIMEOUT_MS 30000
@@ -96,10 +96,7 @@ explain (const char *fmt, ...)
 static uint64_t
 now_ms (void)
 {
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return monotonic_ns () / 1000000;
 }
 
 /* Sends what it can of an error reply without waiting, then closes FD:

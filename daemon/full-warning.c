@@ -6,23 +6,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "full-warning.h"
+#include "monotonic.h"
 
 #define WARNING_INTERVAL_NS (60 * UINT64_C (1000000000))
 
 /* When the last warning was printed; 0: never. */
 static _Atomic uint64_t last_warning_ns;
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
 
 static double
 mib (uint64_t bytes)
@@ -35,7 +26,7 @@ full_warning_note (struct store *store, int result)
 {
   if (result != -ENOSPC)
     return;
-  uint64_t now = now_ns ();
+  uint64_t now = monotonic_ns ();
   uint64_t last = atomic_load_explicit (&last_warning_ns, memory_order_relaxed);
   if ((last && now - last < WARNING_INTERVAL_NS)
       || !atomic_compare_exchange_strong (&last_warning_ns, &last, now))

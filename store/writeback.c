@@ -47,6 +47,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "monotonic.h"
 #include "page.h"
 #include "store-internal.h"
 
@@ -98,14 +99,6 @@ struct writeback {
   bool running, stop, kicked;
   pthread_t thread;
 };
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 uint64_t
 pool_used_bytes (struct store *store)
@@ -272,7 +265,7 @@ complete (struct writeback *wb, int r)
 static bool
 in_backoff (struct writeback *wb)
 {
-  return wb->retry_after_ns && now_ns () < wb->retry_after_ns;
+  return wb->retry_after_ns && monotonic_ns () < wb->retry_after_ns;
 }
 
 /* Submits the batch and settles every page of it.  Returns the pages that
@@ -289,7 +282,7 @@ flush (struct writeback *wb)
     wb->backoff_ms = wb->backoff_ms ? wb->backoff_ms * 2 : BACKOFF_MIN_MS;
     if (wb->backoff_ms > BACKOFF_MAX_MS)
       wb->backoff_ms = BACKOFF_MAX_MS;
-    wb->retry_after_ns = now_ns () + wb->backoff_ms * 1000000ull;
+    wb->retry_after_ns = monotonic_ns () + wb->backoff_ms * 1000000ull;
     return r;
   }
   wb->backoff_ms = 0;
@@ -508,7 +501,7 @@ writer_thread (void *opaque)
 {
   struct writeback *wb = opaque;
   struct store *store = wb->store;
-  uint64_t next_age_ns = now_ns () + age_period_s (wb) * 1000000000ull;
+  uint64_t next_age_ns = monotonic_ns () + age_period_s (wb) * 1000000000ull;
 
   /* The writer frees memory for the kernel's reclaim: let it dip into the
    * reserves as an I/O flusher (needs CAP_SYS_RESOURCE; fine without).
@@ -517,7 +510,7 @@ writer_thread (void *opaque)
   pthread_mutex_lock (&wb->wake_lock);
   while (!wb->stop) {
     if (!wb->kicked) {
-      uint64_t until = now_ns () + 1000000000ull;   /* check the pool each second */
+      uint64_t until = monotonic_ns () + 1000000000ull;   /* check the pool each second */
       if (until > next_age_ns)
         until = next_age_ns;
       struct timespec ts = { .tv_sec = until / 1000000000ull,
@@ -530,14 +523,14 @@ writer_thread (void *opaque)
     pthread_mutex_unlock (&wb->wake_lock);
 
     relieve_pressure (wb);
-    if (now_ns () >= next_age_ns) {
+    if (monotonic_ns () >= next_age_ns) {
       age_sweep (store);
       if (atomic_load_explicit (&wb->idle_seconds, memory_order_relaxed)) {
         struct selection sel = { .pick = PICK_IDLE, .min_age = SLOT_AGE_MAX };
         struct store_writeback_result result;
         sweep_writeback (wb, &sel, 0, &result);
       }
-      next_age_ns = now_ns () + age_period_s (wb) * 1000000000ull;
+      next_age_ns = monotonic_ns () + age_period_s (wb) * 1000000000ull;
     }
     pthread_mutex_lock (&wb->wake_lock);
   }

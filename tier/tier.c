@@ -19,10 +19,10 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "monotonic.h"
 #include "tier.h"
 
 #define HEADER_MAGIC 0xc5a9u
@@ -86,15 +86,6 @@ static uint64_t
 round_up (uint64_t n, uint64_t unit)
 {
   return (n + unit - 1) / unit * unit;
-}
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
 /* Header fields, host order: the file is scratch space for this process
@@ -314,7 +305,7 @@ segment_close (struct tier *tier, uint32_t s)
 static bool
 may_grow_locked (const struct tier *tier)
 {
-  return tier->fresh_count > 0 && now_ns () >= tier->grow_after_ns;
+  return tier->fresh_count > 0 && monotonic_ns () >= tier->grow_after_ns;
 }
 
 /* The filesystem refused space: live within the segments we have for a
@@ -323,7 +314,7 @@ may_grow_locked (const struct tier *tier)
 static void
 stop_growing_locked (struct tier *tier)
 {
-  tier->grow_after_ns = now_ns () + GROW_RETRY_NS;
+  tier->grow_after_ns = monotonic_ns () + GROW_RETRY_NS;
   /* An open segment without blocks would refuse the next batch too. */
   if (tier->open_segment >= 0 && !tier->segment[tier->open_segment].backed)
     segment_close (tier, tier->open_segment);

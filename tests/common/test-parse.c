@@ -1,11 +1,16 @@
 /* cswap: common/parse — every number a user gives goes through these, so
- * each accepts what it documents and refuses the rest with a reason.
+ * each accepts what it documents and refuses the rest with a reason; and
+ * common/tool-option, which the tools use to exit on a bad number.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "parse.h"
 #include "tap.h"
+#include "tool-option.h"
 
 static void
 test_size (void)
@@ -85,6 +90,29 @@ test_yes_no (void)
       && strstr (why, "yes or no"), "maybe is refused");
 }
 
+/* The exit status of tool_option_uint64 (ARG, 1..10) in a child. */
+static int
+tool_option_status (const char *arg)
+{
+  int status;
+  pid_t pid = fork ();
+
+  if (pid == 0)
+    _exit (tool_option_uint64 ("--n", arg, 1, 10) == 7 ? 0 : 1);
+  waitpid (pid, &status, 0);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+static void
+test_tool_option (void)
+{
+  ok (tool_option_status ("7") == 0, "a tool option in range is returned");
+  ok (tool_option_status ("11") == TOOL_EXIT_SETUP,
+      "a tool option out of range exits %d", TOOL_EXIT_SETUP);
+  ok (tool_option_status ("7x") == TOOL_EXIT_SETUP,
+      "a tool option with junk exits %d", TOOL_EXIT_SETUP);
+}
+
 int
 main (void)
 {
@@ -92,5 +120,6 @@ main (void)
   test_percent ();
   test_integers ();
   test_yes_no ();
+  test_tool_option ();
   return tap_done ();
 }

@@ -43,15 +43,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "page.h"
 #include "pagefile.h"
-#include "parse.h"
+#include "tool-option.h"
 
 #define EXIT_MISMATCH 1
-#define EXIT_SETUP 2
 
 /* Mismatch details printed to stderr; the rest are only counted, since a
  * broken device can fail millions of verifications.
@@ -132,21 +131,6 @@ usage (FILE *fp)
            "2: usage or set-up error.\n");
 }
 
-/* A checked number option (common/parse.h): exits on anything else. */
-static uint64_t
-parse_u64 (const char *option, const char *arg, uint64_t min, uint64_t max)
-{
-  const char *why;
-  uint64_t value;
-
-  if (parse_uint64 (arg, min, max, &value, &why) == -1) {
-    fprintf (stderr, "swap-workload: %s: '%s': %s (want %" PRIu64 "..%" PRIu64 ")\n",
-             option, arg, why, min, max);
-    exit (EXIT_SETUP);
-  }
-  return value;
-}
-
 static double
 parse_seconds (const char *option, const char *arg)
 {
@@ -158,7 +142,7 @@ parse_seconds (const char *option, const char *arg)
   if (end == arg || *end != '\0' || errno != 0 || !(v > 0 && v < 1e7)) {
     fprintf (stderr, "swap-workload: %s: '%s' is not a positive number of seconds\n",
              option, arg);
-    exit (EXIT_SETUP);
+    exit (TOOL_EXIT_SETUP);
   }
   return v;
 }
@@ -193,28 +177,28 @@ parse_options (int argc, char **argv, struct options *o)
       /* 1 TiB: far beyond any test, small enough that MiB -> bytes and
        * the per-page arrays cannot overflow.
        */
-      o->size_mib = parse_u64 ("--size", optarg, 1, UINT64_C (1) << 20);
+      o->size_mib = tool_option_uint64 ("--size", optarg, 1, UINT64_C (1) << 20);
       break;
     case 's':
       o->seconds = parse_seconds ("--seconds", optarg);
       break;
     case 'n':
-      o->touches = parse_u64 ("--touches", optarg, 1, UINT64_MAX);
+      o->touches = tool_option_uint64 ("--touches", optarg, 1, UINT64_MAX);
       break;
     case OPT_HOT:
-      o->hot_percent = parse_u64 ("--hot-percent", optarg, 0, 100);
+      o->hot_percent = tool_option_uint64 ("--hot-percent", optarg, 0, 100);
       break;
     case OPT_HOT_TOUCH:
-      o->hot_touch_percent = parse_u64 ("--hot-touch-percent", optarg, 0, 100);
+      o->hot_touch_percent = tool_option_uint64 ("--hot-touch-percent", optarg, 0, 100);
       break;
     case 'w':
-      o->write_percent = parse_u64 ("--write-percent", optarg, 0, 100);
+      o->write_percent = tool_option_uint64 ("--write-percent", optarg, 0, 100);
       break;
     case OPT_SEED:
-      o->seed = parse_u64 ("--seed", optarg, 0, UINT64_MAX);
+      o->seed = tool_option_uint64 ("--seed", optarg, 0, UINT64_MAX);
       break;
     case OPT_DICT:
-      o->dict_pages = parse_u64 ("--dict-pages", optarg, 1, UINT64_C (1) << 24);
+      o->dict_pages = tool_option_uint64 ("--dict-pages", optarg, 1, UINT64_C (1) << 24);
       break;
     case OPT_CGROUP:
       o->cgroup = optarg;
@@ -227,14 +211,14 @@ parse_options (int argc, char **argv, struct options *o)
       exit (EXIT_SUCCESS);
     default:
       usage (stderr);
-      exit (EXIT_SETUP);
+      exit (TOOL_EXIT_SETUP);
     }
   }
   if (argc - optind > 1) {
     fprintf (stderr, "swap-workload: at most one page file, got %d arguments\n",
              argc - optind);
     usage (stderr);
-    exit (EXIT_SETUP);
+    exit (TOOL_EXIT_SETUP);
   }
   if (optind < argc)
     o->page_path = argv[optind];
@@ -243,7 +227,7 @@ parse_options (int argc, char **argv, struct options *o)
     o->page_path = CSWAP_DEFAULT_CORPUS;
 #else
     fprintf (stderr, "swap-workload: no page file given and $CSWAP_CORPUS is not set\n");
-    exit (EXIT_SETUP);
+    exit (TOOL_EXIT_SETUP);
 #endif
   }
   if (o->seconds == 0 && o->touches == 0)
@@ -271,10 +255,7 @@ rng_next (uint64_t *state)
 static double
 now_seconds (void)
 {
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
+  return monotonic_ns () * 1e-9;
 }
 
 static bool
@@ -534,11 +515,11 @@ main (int argc, char **argv)
 
   parse_options (argc, argv, &o);
   if (dictionary_load (o.page_path, o.dict_pages, &dict) == -1)
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   if (workload_init (&w, &o, &dict) == -1)
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   if (o.cgroup != NULL && join_cgroup (o.cgroup) == -1)
-    return EXIT_SETUP;
+    return TOOL_EXIT_SETUP;
   rng = o.seed;
 
   t_start = now_seconds ();
