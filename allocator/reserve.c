@@ -12,10 +12,10 @@
  *  - an empty zspage goes to the reserve instead of back to the kernel
  *    while the reserve is below its target, so a store that swaps pages
  *    in and out reuses warm memory;
- *  - a class that finds no zspage of its length in the reserve sets its
- *    bit in reserve_wanted, and the refill thread, when running, tops up
- *    each wanted length to an equal share of the target with pages it has
- *    faulted in ahead of demand, woken when a length is down to half.
+ *  - a class that takes a zspage sets its length's bit in reserve_wanted,
+ *    and the refill thread, when running, tops up each wanted length to an
+ *    equal share of the target with pages it has faulted in ahead of
+ *    demand, woken when a length is down to half its share.
  *
  * The target grows with the pool: a sixteenth of its pages, at least
  * 1 MiB, at most the limit (config.reserve_bytes).  An idle device holds

@@ -242,7 +242,7 @@ struct zs_pool {
   uint32_t reserve_head[ZS_MAX_PAGES_PER_ZSPAGE + 1];
   uint32_t reserve_count[ZS_MAX_PAGES_PER_ZSPAGE + 1];
   uint64_t reserve_pages, reserve_limit_pages;
-  uint32_t reserve_wanted;      /* bit k: a class of k-page zspages missed */
+  uint32_t reserve_wanted;      /* bit k: k-page zspages have been taken */
   uint64_t reserve_misses;      /* zspages made of pages faulted on demand */
   pthread_cond_t reserve_wanted_cond;
   bool refill_running, refill_stop;

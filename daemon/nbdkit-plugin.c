@@ -19,8 +19,8 @@
 #include <nbdkit-plugin.h>
 
 #include "config-file.h"
-#include "full-warning.h"
 #include "control.h"
+#include "full-warning.h"
 #include "memory-safety.h"
 #include "options.h"
 #include "page.h"

@@ -72,6 +72,13 @@ extern void store_stop_background (struct store *store);
  */
 extern int store_read (struct store *store, void *buf, uint64_t count,
                        uint64_t offset);
+extern int store_write (struct store *store, const void *buf, uint64_t count,
+                        uint64_t offset);
+/* Zeroes the range: whole pages in it are freed at once (this is also
+ * trim: the kernel tells a swap device a slot is free only by discard).
+ */
+extern int store_zero (struct store *store, uint64_t count, uint64_t offset);
+
 /* Extents, for NBD block status: from OFFSET, the longest run of at most
  * COUNT bytes whose pages all read as zeros and hold no memory (*ZERO:
  * never written, trimmed, or written with zeros) or all hold data.  Runs
@@ -81,12 +88,6 @@ extern int store_read (struct store *store, void *buf, uint64_t count,
  */
 extern int store_extent (struct store *store, uint64_t offset, uint64_t count,
                          bool *zero, uint64_t *length);
-extern int store_write (struct store *store, const void *buf, uint64_t count,
-                        uint64_t offset);
-/* Zeroes the range: whole pages in it are freed at once (this is also
- * trim: the kernel tells a swap device a slot is free only by discard).
- */
-extern int store_zero (struct store *store, uint64_t count, uint64_t offset);
 
 extern uint64_t store_size (const struct store *store);
 
