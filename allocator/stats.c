@@ -266,7 +266,9 @@ zs_pool_check (struct zs_pool *pool)
     if (!check_class_lists (pool, &pool->classes[i], &tallies[i],
                             high_water_id))
       failed = true;
-    pages_used += pool->classes[i].zspages * pool->classes[i].pages_per_zspage;
+    pages_used += (pool->classes[i].zspages
+                   + pool->classes[i].zspages_being_taken)
+      * pool->classes[i].pages_per_zspage;
   }
   /* Updated under the class locks, so exact while they are all held. */
   CHECK (pages_used == zs_pool_pages_used (pool), "classes hold %" PRIu64

@@ -207,6 +207,10 @@ struct size_class {
    * the zspages' inuse, not in objects_used.
    */
   unsigned objects_being_moved;
+  /* New zspages charged to pages_used but still being taken (alloc.c):
+   * counted in pages_used, not yet in zspages.
+   */
+  unsigned zspages_being_taken;
   /* Constant after zs_pool_create. */
   unsigned size_bytes;          /* per slot, header included */
   unsigned pages_per_zspage;
@@ -251,11 +255,14 @@ struct zs_pool {
   /* Written under lock; read without it by the statistics. */
   _Atomic uint32_t high_water_id;
 
-  /* All classes' zspages x their pages, kept apart from the per-class
-   * counters for zs_pool_pages_used; changes only when a zspage is
-   * attached or detached.
+  /* All classes' zspages (and zspages being taken) x their pages, kept
+   * apart from the per-class counters for zs_pool_pages_used.  A new
+   * zspage's pages are charged here under its class lock before it is
+   * taken (alloc.c), within PAGE_LIMIT, and uncharged when it is detached
+   * empty, also under its class lock.
    */
   _Atomic uint64_t pages_used;
+  _Atomic uint64_t page_limit;          /* 0: none */
 
   atomic_bool compacting;
   _Atomic uint64_t pages_compacted;

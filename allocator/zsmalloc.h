@@ -107,11 +107,25 @@ extern void zs_pool_stop_refill (struct zs_pool *pool);
 
 /* Allocates an object of SIZE bytes (1..ZS_MAX_OBJECT_SIZE) owned by
  * COOKIE (<= ZS_MAX_OWNER_COOKIE).  Returns ZS_HANDLE_NONE with errno set:
- * EINVAL for a bad size or cookie, ENOMEM when the pool is out of memory
- * or out of its reserved capacity.  Its contents are undefined.
+ * EINVAL for a bad size or cookie, ENOSPC when it needs a new zspage and
+ * that would take the pool past its page limit, ENOMEM when the pool is
+ * out of memory or out of its reserved capacity.  Its contents are
+ * undefined.
  */
 extern zs_handle zs_malloc (struct zs_pool *pool, size_t size, uint32_t cookie);
 extern void zs_free (struct zs_pool *pool, zs_handle handle);
+
+/* The page limit: zs_pool_pages_used never exceeds PAGES (0: no limit),
+ * however many threads allocate at once.  Objects still go into room in
+ * existing zspages at the limit; only new zspages are refused.  Lowering
+ * it below what is in use frees nothing: it stops growth.  The reserve's
+ * warm pages are not counted.
+ */
+extern void zs_pool_set_page_limit (struct zs_pool *pool, uint64_t pages);
+/* The pages a new zspage for an object of SIZE takes (0 for a bad size):
+ * the room an allocation may need below the limit.
+ */
+extern unsigned zs_new_zspage_pages (struct zs_pool *pool, size_t size);
 
 /* The object's memory: valid while the caller holds the owner lock. */
 extern void *zs_object (struct zs_pool *pool, zs_handle handle);

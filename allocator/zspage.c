@@ -15,7 +15,8 @@
 #include "zs-internal.h"
 
 /* Makes zspage ID, all its slots fresh, part of CLASS: the inverse of
- * zspage_detach_empty.  The caller allocates from it and inserts it.
+ * zspage_detach_empty.  Its pages are already charged to pages_used
+ * (alloc.c).  The caller allocates from it and inserts it.
  */
 void
 zspage_attach (struct zs_pool *pool, struct size_class *class, uint32_t id)
@@ -25,8 +26,6 @@ zspage_attach (struct zs_pool *pool, struct size_class *class, uint32_t id)
     .free_head = ZS_OBJ_NONE, .fresh_index = 0,
   };
   class->zspages++;
-  atomic_fetch_add_explicit (&pool->pages_used, class->pages_per_zspage,
-                             memory_order_relaxed);
 }
 
 static void

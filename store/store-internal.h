@@ -70,11 +70,12 @@ extern void writeback_destroy (struct writeback *wb);
 /* The writer thread (store_start_background): 0 or -errno; NULL-safe. */
 extern int writeback_start (struct writeback *wb);
 extern void writeback_stop (struct writeback *wb);
-/* A write found the pool full: performs (or waits for) a batch of
- * writeback of colder pages.  Returns 0 when there may be room now,
- * -ENOSPC when none could be made.  Called with no slot lock held.
+/* A write found no room for a new zspage of NEEDED_PAGES below the pool
+ * limit: performs (or waits for) a batch of writeback of colder pages.
+ * Returns 0 when there may be room now, -ENOSPC when none could be made.
+ * Called with no slot lock held.
  */
-extern int writeback_make_room (struct store *store);
+extern int writeback_make_room (struct store *store, unsigned needed_pages);
 /* Whether a page read back from disk should come back into memory. */
 extern bool writeback_may_promote (struct store *store, uint32_t length);
 

@@ -118,7 +118,6 @@ store_create (const struct store_config *config)
     return NULL;
   }
   store->size_bytes = config->size_bytes;
-  atomic_init (&store->pool_limit_bytes, config->pool_limit_bytes);
   if (slot_table_init (&store->table, config->size_bytes / CSWAP_PAGE_SIZE)) {
     snprintf (create_error, sizeof create_error, "out of memory");
     free (store);
@@ -142,6 +141,7 @@ store_create (const struct store_config *config)
     errno = saved_errno;
     return NULL;
   }
+  store_set_pool_limit (store, config->pool_limit_bytes);
   /* Above the allocator's huge class size an object takes a page of its
    * own anyway: store the page itself and save the decompression.
    */
@@ -240,6 +240,7 @@ void
 store_set_pool_limit (struct store *store, uint64_t bytes)
 {
   atomic_store_explicit (&store->pool_limit_bytes, bytes, memory_order_relaxed);
+  zs_pool_set_page_limit (store->pool, bytes / CSWAP_PAGE_SIZE);
 }
 
 /* Decides how PAGE is kept: same-filled, compressed, or raw.  No lock. */
@@ -299,20 +300,6 @@ release_slot (struct store *store, struct slot_chunk *chunk, unsigned i)
   chunk->word[i] = 0;
 }
 
-static bool
-pool_limit_reached (struct store *store, uint32_t length)
-{
-  uint64_t limit = atomic_load_explicit (&store->pool_limit_bytes,
-                                         memory_order_relaxed);
-
-  if (limit == 0)
-    return false;
-  if (zs_pool_pages_used (store->pool) * CSWAP_PAGE_SIZE + length <= limit)
-    return false;
-  counter_add (&store->count.pool_limit_hits, 1);
-  return true;
-}
-
 /* Keeps pool_peak_bytes: a max kept by the writers, so the limit can be
  * checked after the fact (tests, the exit stats line).
  */
@@ -347,14 +334,15 @@ install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
   if (p->type == SLOT_SAME_FILLED)
     word = p->same_value;
   else {
-    if (pool_limit_reached (store, p->length)) {
+    zs_handle handle = zs_malloc (store->pool, p->length, slot);
+    if (handle == ZS_HANDLE_NONE) {
+      if (errno != ENOSPC)
+        goto refused;
+      counter_add (&store->count.pool_limit_hits, 1);
       if (store->writeback)
         return -EAGAIN;
       goto refused;
     }
-    zs_handle handle = zs_malloc (store->pool, p->length, slot);
-    if (handle == ZS_HANDLE_NONE)
-      goto refused;
     memcpy (zs_object (store->pool, handle), p->bytes, p->length);
     word = slot_word_make (handle, p->length);
     note_pool_peak (store);
@@ -370,11 +358,13 @@ install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
   return -ENOSPC;
 }
 
-/* After install_page's -EAGAIN: 0 to try again, or -ENOSPC (counted). */
+/* After install_page's -EAGAIN for an object of LENGTH bytes: 0 to try
+ * again, or -ENOSPC (counted).
+ */
 static int
-make_room (struct store *store)
+make_room (struct store *store, uint32_t length)
 {
-  if (writeback_make_room (store) == 0)
+  if (writeback_make_room (store, zs_new_zspage_pages (store->pool, length)) == 0)
     return 0;
   counter_add (&store->count.failed_writes, 1);
   return -ENOSPC;
@@ -517,7 +507,7 @@ write_page (struct store *store, uint64_t slot, const void *page)
     pthread_mutex_lock (lock);
     r = install_page (store, slot, &p);
     pthread_mutex_unlock (lock);
-  } while (r == -EAGAIN && (r = make_room (store)) == 0);
+  } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
   return r;
 }
 
@@ -557,7 +547,7 @@ modify_page (struct store *store, uint64_t slot, const void *src,
       r = install_page (store, slot, &p);
     }
     pthread_mutex_unlock (lock);
-  } while (r == -EAGAIN && (r = make_room (store)) == 0);
+  } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
   return r;
 }
 

@@ -403,7 +403,7 @@ kick (struct writeback *wb)
 }
 
 int
-writeback_make_room (struct store *store)
+writeback_make_room (struct store *store, unsigned needed_pages)
 {
   struct writeback *wb = store->writeback;
   int r = -ENOSPC;
@@ -411,7 +411,9 @@ writeback_make_room (struct store *store)
   counter_add (&store->count.writes_waited, 1);
   kick (wb);
   pthread_mutex_lock (&wb->mutex);
-  if (pool_used_bytes (store) + CSWAP_PAGE_SIZE <= pool_limit (store))
+  uint64_t limit = pool_limit (store);
+  if (limit == 0
+      || pool_used_bytes (store) + needed_pages * CSWAP_PAGE_SIZE <= limit)
     r = 0;                      /* the batch we waited for made room */
   else if (!in_backoff (wb) && pressure_batch (wb) > 0)
     r = 0;
