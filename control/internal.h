@@ -38,6 +38,7 @@ struct control_snapshot {
   uint64_t process_rss_bytes, process_locked_bytes; /* the whole daemon */
   double compression_ratio;     /* original / compressed bytes */
   double effective_ratio;       /* original bytes / memory_used_bytes */
+  struct latency_summary request[STORE_REQUEST_KINDS];
 };
 
 extern void control_snapshot (struct control *control,

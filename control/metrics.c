@@ -115,6 +115,30 @@ static const struct field fields[] = {
     "Original bytes over compressed bytes." },
   { "effective_ratio", RATIO, S (effective_ratio),
     "Original bytes over memory used: the memory the device saves." },
+  { "read_requests", COUNTER, S (request[STORE_REQUEST_READ].count),
+    "Requests served: reads, of any size." },
+  { "read_mean_us", RATIO, S (request[STORE_REQUEST_READ].mean_us),
+    "Mean time from a request's arrival in the daemon to its reply: reads." },
+  { "read_p50_us", RATIO, S (request[STORE_REQUEST_READ].p50_us),
+    "Median of that time (the upper bound of its power-of-two bucket)." },
+  { "read_p99_us", RATIO, S (request[STORE_REQUEST_READ].p99_us),
+    "99th percentile of that time (the upper bound of its bucket)." },
+  { "write_requests", COUNTER, S (request[STORE_REQUEST_WRITE].count),
+    "Requests served: writes, of any size." },
+  { "write_mean_us", RATIO, S (request[STORE_REQUEST_WRITE].mean_us),
+    "Mean time from a request's arrival in the daemon to its reply: writes." },
+  { "write_p50_us", RATIO, S (request[STORE_REQUEST_WRITE].p50_us),
+    "Median of that time (the upper bound of its power-of-two bucket)." },
+  { "write_p99_us", RATIO, S (request[STORE_REQUEST_WRITE].p99_us),
+    "99th percentile of that time (the upper bound of its bucket)." },
+  { "trim_requests", COUNTER, S (request[STORE_REQUEST_TRIM].count),
+    "Requests served: trims and write-zeroes, of any size." },
+  { "trim_mean_us", RATIO, S (request[STORE_REQUEST_TRIM].mean_us),
+    "Mean time from a request's arrival in the daemon to its reply: trims and write-zeroes." },
+  { "trim_p50_us", RATIO, S (request[STORE_REQUEST_TRIM].p50_us),
+    "Median of that time (the upper bound of its power-of-two bucket)." },
+  { "trim_p99_us", RATIO, S (request[STORE_REQUEST_TRIM].p99_us),
+    "99th percentile of that time (the upper bound of its bucket)." },
   { "uptime_seconds", RATIO, S (uptime_seconds),
     "Seconds since the control plane started." },
 };
@@ -157,6 +181,8 @@ control_snapshot (struct control *control, struct control_snapshot *s)
   s->compression_ratio = ratio (s->store.original_bytes,
                                 s->store.compressed_bytes);
   s->effective_ratio = ratio (s->store.original_bytes, s->memory_used_bytes);
+  for (int kind = 0; kind < STORE_REQUEST_KINDS; kind++)
+    store_request_latency (control->store, kind, &s->request[kind]);
 }
 
 void

@@ -26,6 +26,7 @@
 #include "fuse-ops.h"
 #include "full-warning.h"
 #include "memory-safety.h"
+#include "monotonic.h"
 #include "page.h"
 
 #define SWAP_INO 2
@@ -42,6 +43,13 @@
  */
 #define ENTRY_TIMEOUT_S 86400.0
 #define ATTR_TIMEOUT_S 1.0
+
+/* A loop device's direct I/O reaches FUSE as asynchronous ("background")
+ * requests, and the kernel keeps at most max_background of them in
+ * flight (12 by default): past that, a swap-in waits in the kernel behind
+ * queued swap-outs.  Set from the environment for measurements only.
+ */
+#define DEFAULT_MAX_BACKGROUND 12
 
 static struct fuse_device *
 request_device (fuse_req_t req)
@@ -87,6 +95,9 @@ device_init (void *userdata, struct fuse_conn_info *conn)
    * asynchronous direct I/O stays asynchronous through FUSE.
    */
   conn->want |= conn->capable & (FUSE_CAP_ASYNC_READ | FUSE_CAP_ASYNC_DIO);
+  const char *bg = getenv ("CSWAP_MAX_BACKGROUND");
+  conn->max_background = bg ? (unsigned) atoi (bg) : DEFAULT_MAX_BACKGROUND;
+  conn->congestion_threshold = conn->max_background * 3 / 4;
   /* A writeback cache would keep swapped pages uncompressed in the page
    * cache; splicing costs more than a copy for 4 KiB requests.
    */
@@ -235,17 +246,12 @@ thread_read_buffer (size_t size)
 
 /* A read past the end is short, as for any file. */
 static void
-device_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
-             struct fuse_file_info *fi)
+serve_read (fuse_req_t req, struct store *store, size_t size, off_t offset)
 {
-  memory_safety_mark_io_thread ();
-  struct store *store = request_device (req)->store;
   uint64_t device_bytes = store_size (store);
   void *buf;
   int r;
 
-  (void) ino;
-  (void) fi;
   if ((uint64_t) offset >= device_bytes) {
     fuse_reply_buf (req, NULL, 0);
     return;
@@ -263,21 +269,31 @@ device_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
     fuse_reply_buf (req, buf, size);
 }
 
+static void
+device_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
+             struct fuse_file_info *fi)
+{
+  uint64_t start_ns = monotonic_ns ();
+  struct store *store = request_device (req)->store;
+
+  (void) ino;
+  (void) fi;
+  memory_safety_mark_io_thread ();
+  serve_read (req, store, size, offset);
+  store_note_request (store, STORE_REQUEST_READ, monotonic_ns () - start_ns);
+}
+
 /* The file cannot grow: a write that crosses the end is short, one that
  * starts at or past it fails with EFBIG ("File too large"), distinct from
  * the ENOSPC the store returns when its pool is full.
  */
 static void
-device_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
-              off_t offset, struct fuse_file_info *fi)
+serve_write (fuse_req_t req, struct store *store, const char *buf,
+             size_t size, off_t offset)
 {
-  memory_safety_mark_io_thread ();
-  struct store *store = request_device (req)->store;
   uint64_t device_bytes = store_size (store);
   int r;
 
-  (void) ino;
-  (void) fi;
   if ((uint64_t) offset >= device_bytes) {
     fuse_reply_err (req, EFBIG);
     return;
@@ -291,6 +307,20 @@ device_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
     fuse_reply_write (req, size);
 }
 
+static void
+device_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+              off_t offset, struct fuse_file_info *fi)
+{
+  uint64_t start_ns = monotonic_ns ();
+  struct store *store = request_device (req)->store;
+
+  (void) ino;
+  (void) fi;
+  memory_safety_mark_io_thread ();
+  serve_write (req, store, buf, size, offset);
+  store_note_request (store, STORE_REQUEST_WRITE, monotonic_ns () - start_ns);
+}
+
 /* A loop device passes discards as PUNCH_HOLE|KEEP_SIZE and write-zeroes
  * as ZERO_RANGE: both free the store's pages at once.  Ranges are clipped
  * to the end of the device unless zeroing without KEEP_SIZE would grow the
@@ -298,16 +328,12 @@ device_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
  * advance and are not supported.
  */
 static void
-device_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
-                  off_t length, struct fuse_file_info *fi)
+serve_fallocate (fuse_req_t req, struct store *store, int mode, off_t offset,
+                 off_t length)
 {
-  memory_safety_mark_io_thread ();
-  struct store *store = request_device (req)->store;
   uint64_t device_bytes = store_size (store);
   uint64_t start = offset, end = (uint64_t) offset + length;
 
-  (void) ino;
-  (void) fi;
   switch (mode) {
   case FALLOC_FL_ZERO_RANGE:
     if (end > device_bytes) {
@@ -325,6 +351,20 @@ device_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
   end = MIN (end, device_bytes);
   fuse_reply_err (req, start < end ? -store_zero (store, end - start, start)
                                    : 0);
+}
+
+static void
+device_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+                  off_t length, struct fuse_file_info *fi)
+{
+  uint64_t start_ns = monotonic_ns ();
+  struct store *store = request_device (req)->store;
+
+  (void) ino;
+  (void) fi;
+  memory_safety_mark_io_thread ();
+  serve_fallocate (req, store, mode, offset, length);
+  store_note_request (store, STORE_REQUEST_TRIM, monotonic_ns () - start_ns);
 }
 
 /* Memory is the medium: once a write is stored it is as durable as it

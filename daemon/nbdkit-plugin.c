@@ -22,6 +22,7 @@
 #include "control.h"
 #include "full-warning.h"
 #include "memory-safety.h"
+#include "monotonic.h"
 #include "options.h"
 #include "page.h"
 #include "service-notify.h"
@@ -202,45 +203,62 @@ reply (int r)
   return -1;
 }
 
+/* reply(), after noting the request's time since START_NS (the plugin's
+ * part of it: nbdkit's own socket I/O is outside the callback).
+ */
+static int
+timed_reply (enum store_request kind, uint64_t start_ns, int r)
+{
+  store_note_request (store, kind, monotonic_ns () - start_ns);
+  return reply (r);
+}
+
 static int
 cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
+  uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;
-  return reply (store_read (store, buf, count, offset));
+  return timed_reply (STORE_REQUEST_READ, start_ns,
+                      store_read (store, buf, count, offset));
 }
 
 static int
 cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
+  uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;                 /* FUA: the write is durable once stored */
   int r = store_write (store, buf, count, offset);
   full_warning_note (store, r);
-  return reply (r);
+  return timed_reply (STORE_REQUEST_WRITE, start_ns, r);
 }
 
 static int
 cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;                 /* zeroing frees pages: always fast, never allocates */
-  return reply (store_zero (store, count, offset));
+  return timed_reply (STORE_REQUEST_TRIM, start_ns,
+                      store_zero (store, count, offset));
 }
 
 static int
 cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;
   /* Trimmed ranges read back as zeros: the same as write-zeroes. */
-  return reply (store_zero (store, count, offset));
+  return timed_reply (STORE_REQUEST_TRIM, start_ns,
+                      store_zero (store, count, offset));
 }
 
 /* Block status (nbdinfo --map, nbdcopy): pages that read as zeros and

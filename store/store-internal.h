@@ -39,6 +39,7 @@ struct store {
   struct tier *tier;                    /* NULL: no backing file */
   struct writeback *writeback;          /* NULL: no backing file */
   struct store_counters count;
+  struct latency_histogram request_latency[STORE_REQUEST_KINDS];
 };
 
 static inline void

@@ -722,6 +722,19 @@ store_stats (struct store *store, struct store_stats *s)
   s->original_bytes = s->pages_stored * CSWAP_PAGE_SIZE;
 }
 
+void
+store_note_request (struct store *store, enum store_request kind, uint64_t ns)
+{
+  latency_record (&store->request_latency[kind], ns);
+}
+
+void
+store_request_latency (struct store *store, enum store_request kind,
+                       struct latency_summary *summary)
+{
+  latency_summarise (&store->request_latency[kind], summary);
+}
+
 int
 store_compact (struct store *store, struct zs_compact_result *result)
 {

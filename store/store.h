@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "compress.h"
+#include "latency.h"
 
 struct store_config {
   uint64_t size_bytes;          /* device size; a multiple of 4096 */
@@ -135,6 +136,25 @@ extern void store_stats (struct store *store, struct store_stats *stats);
  * enough for every FUSE getattr (store_stats takes every allocator lock).
  */
 extern uint64_t store_pages_stored (struct store *store);
+
+/* Request latency as the front ends see it: from a request's arrival in
+ * the daemon to its reply sent, one histogram per kind.  The front ends
+ * record it (the store cannot see the transport); the store keeps it
+ * beside its counters so that every view of the device shows it.  The
+ * time a request waited in the kernel before the daemon took it is the
+ * block layer's time (/sys/block/DEV/stat) less this.
+ */
+enum store_request {
+  STORE_REQUEST_READ,
+  STORE_REQUEST_WRITE,
+  STORE_REQUEST_TRIM,           /* trims and write-zeroes */
+  STORE_REQUEST_KINDS
+};
+extern void store_note_request (struct store *store, enum store_request kind,
+                                uint64_t ns);
+extern void store_request_latency (struct store *store,
+                                   enum store_request kind,
+                                   struct latency_summary *summary);
 
 /* Runs compaction now.  Returns 0, or -EBUSY when one is already running. */
 struct zs_compact_result;

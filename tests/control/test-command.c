@@ -141,7 +141,9 @@ test_stats (void)
     "pool_limit_bytes", "pages_stored", "same_filled_pages", "huge_pages",
     "compressed_pages", "reads", "writes", "trims", "failed_writes",
     "read_errors", "pool_limit_hits", "pages_compacted", "objects_moved",
-    "compression_ratio", "effective_ratio",
+    "compression_ratio", "effective_ratio", "read_requests", "read_mean_us",
+    "read_p50_us", "read_p99_us", "write_requests", "write_p50_us",
+    "write_p99_us", "trim_requests", "trim_p50_us", "trim_p99_us",
   };
   unsigned char page[CSWAP_PAGE_SIZE];
   json_object *o = execute ("stats"), *options;

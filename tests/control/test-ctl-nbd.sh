@@ -106,7 +106,11 @@ check "metrics: Prometheus text" \
   grep -q '^# TYPE cswap_writes_total counter$' <<<"$metrics"
 check "metrics: writes counted" grep -q '^cswap_writes_total 256$' <<<"$metrics"
 check "metrics: every sample is cswap_*" \
-  test "$(grep -cv -e '^# ' -e '^cswap_[a-z_]*\({[^}]*}\)\? [0-9.]*$' <<<"$metrics")" = 0
+  test "$(grep -cv -e '^# ' -e '^cswap_[a-z0-9_]*\({[^}]*}\)\? [0-9.]*$' <<<"$metrics")" = 0
+check "metrics: write requests timed" \
+  awk '$1 == "cswap_write_requests_total" && $2 > 0 { found = 1 }
+       $1 == "cswap_write_p50_us" && $2 > 0 { timed = 1 }
+       END { exit !(found && timed) }' <<<"$metrics"
 check "help" grep -q '^  writeback' <<<"$(ctl help)"
 check "--watch repeats" \
   test "$(timeout 2.5 "$cswapctl" --socket "$tmp/ctl.sock" --watch 1 stats |

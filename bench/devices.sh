@@ -1,0 +1,320 @@
+# shellcheck shell=bash
+# cswap: bench/devices.sh — what the swap benchmarks share: progress and
+# result lines, and every device they compare, set up and torn down the
+# same way.  Source it after tests/swap/swap-lib.sh; do not run it.
+#
+# The caller sets: build (the build directory), plugin and cswap_fuse
+# (the binaries), device_size (e.g. 1G), block_pages (the loop-tmpfs
+# file's pages), log and log_fd (the run log), results (results.jsonl).
+#
+#   note TEXT            a progress line on stderr and in the log
+#   emit JSON            one line into results.jsonl (and stdout)
+#   scenario BENCH DEVICE FUNCTION ARG…
+#                        runs FUNCTION in a subshell whose exit runs the
+#                        cleanup stack; a skip or failure becomes a line
+#   setup_device NAME [OPTION=VALUE…]
+#                        sets DEV, and DAEMON_PID/NBDFUSE_PID/ZRAM/ZSWAP
+#   snapshot_cmd, memory_json, daemon_stats_json, run_fio, rss_bytes
+t_start=$SECONDS
+note ()
+{
+  printf '[%4ds] %s\n' $((SECONDS - t_start)) "$*" >&2
+  echo "# $*" >&"$log_fd"
+}
+
+# emit JSON: one line into results.jsonl (and stdout).
+emit ()
+{
+  local line
+  line=$(jq -c . <<<"$1") || { note "bad JSON not recorded: $1"; return 1; }
+  echo "$line" >>"$results"
+  echo "$line"
+}
+
+
+# Run from the cleanup stack (shellcheck cannot see the calls).
+# shellcheck disable=SC2317
+zram_hot_remove ()
+{
+  echo "$1" >/sys/class/zram-control/hot_remove
+}
+
+# shellcheck disable=SC2317
+zram_reset ()
+{
+  echo 1 >"/sys/block/$1/reset"
+}
+
+ZSWAP_PARAMS=/sys/module/zswap/parameters
+
+# zswap_restore ENABLED COMPRESSOR: zswap is global; put it back as found.
+# shellcheck disable=SC2317
+zswap_restore ()
+{
+  echo "$2" >"$ZSWAP_PARAMS/compressor"
+  echo "$1" >"$ZSWAP_PARAMS/enabled"
+}
+
+# VmRSS of PID in bytes (0 if it is gone).
+rss_bytes ()
+{
+  local kib
+  kib=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  echo $((${kib:-0} * 1024))
+}
+
+# Scenario state, set by setup_device (in the scenario's subshell).
+DEV=
+DEV_FILE=
+DAEMON_PID=
+NBDFUSE_PID=
+ZRAM=
+ZSWAP=
+WORK=
+
+# start_nbdkit PLUGIN ARG…: nbdkit on a Unix socket, nbdfuse mounting it as
+# $WORK/mnt/dev (the same set-up as tests/swap/test-swap.sh).
+start_nbdkit ()
+{
+  local log=$WORK/daemon.log
+  nbdkit --foreground --exit-with-parent --unix "$WORK/sock" \
+    --pidfile "$WORK/nbdkit.pid" "$@" 2>"$log" &
+  DAEMON_PID=$!
+  cleanup_push stop_daemon "$DAEMON_PID"
+  wait_for "[[ -s $WORK/nbdkit.pid ]]" 20 || bail_out "nbdkit $1 did not start: $(cat "$log")"
+  nbdfuse -P "$WORK/nbdfuse.pid" "$WORK/mnt/dev" --unix "$WORK/sock" 2>>"$log" &
+  cleanup_push fuse_unmount "$WORK/mnt" $!
+  wait_for "[[ -s $WORK/nbdfuse.pid ]]" 20 || bail_out "nbdfuse did not mount"
+  NBDFUSE_PID=$(<"$WORK/nbdfuse.pid")
+  DEV_FILE=$WORK/mnt/dev
+}
+
+# start_cswap_fuse OPTION=VALUE…  ($CSWAP_FUSE_ARGS: more arguments, split
+# on spaces, such as --threads=2, for experiments)
+start_cswap_fuse ()
+{
+  local log=$WORK/daemon.log args=() option
+  for option in "$@"; do args+=(-o "$option"); done
+  # shellcheck disable=SC2206  # split on purpose
+  args+=(${CSWAP_FUSE_ARGS:-})
+  "$cswap_fuse" -f "${args[@]}" "$WORK/mnt" 2>"$log" &
+  DAEMON_PID=$!
+  cleanup_push fuse_unmount "$WORK/mnt" "$DAEMON_PID"
+  wait_for "[[ -e $WORK/mnt/swap ]]" 20 || bail_out "cswap-fuse did not mount: $(cat "$log")"
+  DEV_FILE=$WORK/mnt/swap
+}
+
+# start_zram ALGORITHM [MEM_LIMIT_BYTES]: a zram device of our own.
+start_zram ()
+{
+  local algorithm=$1 mem_limit=${2:-} id sysfs
+  [[ -e /sys/class/zram-control/hot_add ]] || skip_all "no zram (/sys/class/zram-control)"
+  id=$(cat /sys/class/zram-control/hot_add) || bail_out "zram hot_add failed"
+  cleanup_push zram_hot_remove "$id"
+  ZRAM=zram$id
+  sysfs=/sys/block/$ZRAM
+  grep -qw -- "$algorithm" "$sysfs/comp_algorithm" \
+    || skip_all "$ZRAM has no $algorithm (has: $(cat "$sysfs/comp_algorithm"))"
+  cleanup_push zram_reset "$ZRAM"
+  echo "$algorithm" >"$sysfs/comp_algorithm" || bail_out "cannot set $ZRAM comp_algorithm"
+  echo "$device_size" >"$sysfs/disksize" || bail_out "cannot set $ZRAM disksize"
+  if [[ -n $mem_limit ]]; then
+    echo "$mem_limit" >"$sysfs/mem_limit" || bail_out "cannot set $ZRAM mem_limit"
+  fi
+  DEV=/dev/$ZRAM
+}
+
+# start_zswap COMPRESSOR: the kernel's zswap (its defaults otherwise: the
+# zsmalloc pool up to max_pool_percent of RAM) in front of a swap file in
+# /var/tmp, a real disk, which takes what zswap rejects or writes back.
+start_zswap ()
+{
+  local compressor=$1
+  [[ -w $ZSWAP_PARAMS/enabled ]] || skip_all "no zswap ($ZSWAP_PARAMS)"
+  cleanup_push zswap_restore "$(<"$ZSWAP_PARAMS/enabled")" \
+    "$(<"$ZSWAP_PARAMS/compressor")"
+  echo "$compressor" >"$ZSWAP_PARAMS/compressor" 2>/dev/null \
+    || skip_all "zswap has no $compressor"
+  echo Y >"$ZSWAP_PARAMS/enabled" || bail_out "cannot enable zswap"
+  DEV=$(mktemp /var/tmp/cswap-bench-zswap.XXXXXX) || bail_out "mktemp /var/tmp"
+  cleanup_push rm -f "$DEV"
+  fallocate -l "$device_size" "$DEV" || bail_out "fallocate $DEV"
+  ZSWAP=yes
+}
+
+# setup_device NAME [OPTION=VALUE…]: sets DEV (a block device) and, for
+# userspace devices, DAEMON_PID (the process holding the data) and
+# NBDFUSE_PID.  Extra options go to cswap (both front ends).
+setup_device ()
+{
+  local name=$1; shift
+  WORK=$(mktemp -d "$CLEANUP_DIR/$name.XXXXXX") || bail_out "mktemp -d"
+  mkdir -p "$WORK/mnt"
+  case $name in
+    cswap-nbdkit)  start_nbdkit "$plugin" size=$device_size ctl=none "$@" ;;
+    cswap-fuse|cswap-fuse-tier)
+                   start_cswap_fuse size=$device_size ctl=none "$@" ;;
+    nbdkit-zstd)   start_nbdkit memory size=$device_size allocator=zstd ;;
+    nbdkit-sparse) start_nbdkit memory size=$device_size allocator=sparse ;;
+    nbdkit-null)   start_nbdkit null size=$device_size ;;
+    zram-lz4)      start_zram lz4 ;;
+    zram-lzo-rle)  start_zram lzo-rle ;;
+    zram-limited)  start_zram lz4 "${1:?mem_limit}" ;;
+    zswap-lzo-rle) start_zswap lzo-rle ;;
+    loop-tmpfs)
+      # The loop layer alone: a dio loop over a file in RAM (tmpfs takes
+      # O_DIRECT since Linux 6.6; attach_loop bails out where it does not).
+      DEV_FILE=$(mktemp /dev/shm/cswap-bench-loop.XXXXXX) || bail_out "mktemp /dev/shm"
+      cleanup_push rm -f "$DEV_FILE"
+      truncate -s $((block_pages * 4096)) "$DEV_FILE" || bail_out "truncate $DEV_FILE"
+      ;;
+    *) bail_out "unknown device $name" ;;
+  esac
+  if [[ -n $DEV_FILE ]]; then
+    DEV=$(attach_loop "$DEV_FILE") || exit
+  fi
+}
+
+# A command for sh that snapshots the device's memory into $WORK/snap.*.
+snapshot_cmd ()
+{
+  # sh's parent is the workload (swap-workload or blockio) that runs it.
+  local cmd="cat /proc/swaps >$WORK/snap.swaps; grep ^VmSwap /proc/\$PPID/status >$WORK/snap.vmswap"
+  [[ -z $DAEMON_PID ]] || cmd+="; grep ^VmRSS /proc/$DAEMON_PID/status >$WORK/snap.daemon"
+  [[ -z $NBDFUSE_PID ]] || cmd+="; grep ^VmRSS /proc/$NBDFUSE_PID/status >$WORK/snap.nbdfuse"
+  [[ -z $ZRAM ]] || cmd+="; cat /sys/block/$ZRAM/mm_stat >$WORK/snap.mm_stat"
+  [[ -z $ZSWAP ]] || cmd+="; grep -E '^Zswap(ped)?:' /proc/meminfo >$WORK/snap.zswap; grep -E '^zswp(out|wb) ' /proc/vmstat >>$WORK/snap.zswap"
+  echo "$cmd"
+}
+
+# snap_rss FILE: bytes from a "VmRSS: N kB" snapshot (null if none).
+snap_rss ()
+{
+  if [[ -s $1 ]]; then awk '{ print $2 * 1024 }' "$1"; else echo null; fi
+}
+
+# memory_json RSS0_DAEMON RSS0_NBDFUSE STORED_BYTES: the device's memory at
+# the snapshot as JSON fields.  STORED_BYTES is what the device holds in
+# original bytes (userspace devices); zram reports its own.  Also the
+# memory per byte the workload had swapped out (its VmSwap at the
+# snapshot): what a user pays per byte of memory moved out.
+memory_json ()
+{
+  local rss0=$1 rss0_fuse=$2 stored=$3 rss1 rss1_fuse swapped
+  swapped=$(snap_rss "$WORK/snap.vmswap")
+  if [[ -n $ZRAM ]]; then
+    local orig compr used _
+    if [[ -s $WORK/snap.mm_stat ]]; then
+      read -r orig compr used _ <"$WORK/snap.mm_stat"
+      jq -n --argjson o "$orig" --argjson c "$compr" --argjson u "$used" \
+        --argjson w "$swapped" \
+        '{mem_source: "zram mm_stat", stored_bytes: $o, compr_data_size: $c,
+          mem_used_bytes: $u,
+          mem_per_stored_byte: (if $o > 0 then $u / $o else null end),
+          workload_swapped_bytes: $w,
+          mem_per_swapped_byte: (if $w != null and $w > 0 then $u / $w else null end)}'
+    else
+      echo '{"mem_source":"zram mm_stat","mem_per_stored_byte":null}'
+    fi
+    return
+  fi
+  if [[ -n $ZSWAP ]]; then
+    # Global figures: nothing else swaps while the benchmark runs.
+    if [[ -s $WORK/snap.zswap ]]; then
+      awk '$1 == "Zswap:" { u = $2 * 1024 } $1 == "Zswapped:" { o = $2 * 1024 }
+           $1 == "zswpwb" { wb = $2 }
+           END { printf "%d %d %d\n", u, o, wb }' "$WORK/snap.zswap" | {
+        read -r used orig written_back
+        jq -n --argjson u "$used" --argjson o "$orig" --argjson wb "$written_back" \
+          --argjson w "$swapped" \
+          '{mem_source: "zswap /proc/meminfo", stored_bytes: $o, mem_used_bytes: $u,
+            mem_per_stored_byte: (if $o > 0 then $u / $o else null end),
+            zswap_written_back_pages: $wb,
+            workload_swapped_bytes: $w,
+            mem_per_swapped_byte: (if $w != null and $w > 0 then $u / $w else null end)}'
+      }
+    else
+      echo '{"mem_source":"zswap /proc/meminfo","mem_per_stored_byte":null}'
+    fi
+    return
+  fi
+  if [[ -z $DAEMON_PID ]]; then
+    echo '{"mem_source":"none"}'
+    return
+  fi
+  rss1=$(snap_rss "$WORK/snap.daemon")
+  rss1_fuse=$(snap_rss "$WORK/snap.nbdfuse")
+  jq -n --argjson r0 "$rss0" --argjson r1 "$rss1" --argjson f0 "${rss0_fuse:-null}" \
+    --argjson f1 "$rss1_fuse" --argjson s "$stored" --argjson w "$swapped" \
+    '{mem_source: "daemon VmRSS growth", stored_bytes: $s,
+      daemon_rss_before: $r0, daemon_rss_after: $r1,
+      mem_used_bytes: (if $r1 != null then $r1 - $r0 else null end),
+      mem_per_stored_byte: (if $r1 != null and $s > 0 then ($r1 - $r0) / $s else null end),
+      nbdfuse_rss_growth_bytes: (if $f0 != null and $f1 != null then $f1 - $f0 else null end),
+      nbdfuse_mem_per_stored_byte: (if $f0 != null and $f1 != null and $s > 0
+                                    then ($f1 - $f0) / $s else null end),
+      workload_swapped_bytes: $w,
+      mem_per_swapped_byte: (if $r1 != null and $w != null and $w > 0
+                             then ($r1 - $r0) / $w else null end)}'
+}
+
+# run_fio DEV PAGES SECONDS PREFIX: fio randread QD1 over the first PAGES
+# pages of DEV; prints JSON fields PREFIX_iops, PREFIX_p50_us, … ({} if fio
+# failed).
+run_fio ()
+{
+  local dev=$1 pages=$2 seconds=$3 prefix=$4 json=$WORK/fio-$4.json
+  if ! timeout $((seconds + 60)) fio --name=randread --filename="$dev" \
+         --direct=1 --rw=randread --bs=4k --ioengine=psync --iodepth=1 \
+         --numjobs=1 --size=$((pages * 4096)) --runtime="$seconds" --time_based \
+         --norandommap --randrepeat=0 --output-format=json --output="$json" \
+         >>"$log" 2>&1; then
+    note "fio on $dev failed"
+    echo '{}'
+    return
+  fi
+  jq --arg p "$prefix" '.jobs[0].read as $r | $r.clat_ns.percentile as $pc |
+    {($p + "_iops"): ($r.iops | round),
+     ($p + "_p50_us"): ($pc["50.000000"] / 1000),
+     ($p + "_p99_us"): ($pc["99.000000"] / 1000),
+     ($p + "_p999_us"): ($pc["99.900000"] / 1000)}' "$json" 2>/dev/null || echo '{}'
+}
+
+# The daemon's exit stats line ("cswap: stats k=v …") as a JSON object.
+daemon_stats_json ()
+{
+  local line
+  line=$(grep -h '^cswap: stats' "$WORK/daemon.log" 2>/dev/null | tail -n 1)
+  [[ -n $line ]] || { echo null; return; }
+  tr ' ' '\n' <<<"${line#cswap: stats }" | grep '=' \
+    | jq -R 'split("=") | {(.[0]): (.[1] | tonumber? // .)}' | jq -s 'add'
+}
+
+# scenario NAME FUNCTION ARG…: runs FUNCTION in a subshell whose exit (a
+# skip, a bail-out, the end) runs the cleanup stack; a skip or failure is
+# recorded as a JSON line, and the run goes on with the next scenario.
+scenario ()
+{
+  local bench=$1 device=$2 status reason log_lines; shift 2
+  note "$bench $device"
+  log_lines=$(wc -l <"$log")
+  (
+    trap cleanup_run_now EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    "$@"
+  )
+  status=$?
+  cleanup_run_now
+  if [[ $status -eq 130 || $status -eq 143 ]]; then
+    exit "$status"
+  fi
+  if [[ $status -ne 0 ]]; then
+    reason=$(tail -n +$((log_lines + 1)) "$log" \
+               | grep -E '^(1\.\.0 # SKIP|Bail out!)' | tail -n 1)
+    [[ $status -eq 77 ]] || reason="exit status $status${reason:+: $reason}"
+    emit "$(jq -n --arg b "$bench" --arg d "$device" --arg r "${reason:-exit $status}" \
+      '{bench: $b, device: $d, skipped: $r}')"
+  fi
+  return 0
+}
