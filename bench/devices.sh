@@ -284,9 +284,10 @@ run_fio ()
 daemon_stats_json ()
 {
   local line
-  line=$(grep -h '^cswap: stats' "$WORK/daemon.log" 2>/dev/null | tail -n 1)
+  line=$(grep -h -e '^cswap: stats' -e '^cswap: latency' "$WORK/daemon.log" 2>/dev/null \
+           | tail -n 2 | sed 's/^cswap: [a-z]* //' | tr '\n' ' ')
   [[ -n $line ]] || { echo null; return; }
-  tr ' ' '\n' <<<"${line#cswap: stats }" | grep '=' \
+  tr ' ' '\n' <<<"$line" | grep '=' \
     | jq -R 'split("=") | {(.[0]): (.[1] | tonumber? // .)}' | jq -s 'add'
 }
 

@@ -47,4 +47,17 @@ stats_line_print (FILE *f, struct store *store)
            (unsigned long long) s.backing_enospc_errors,
            (unsigned long long) s.backing_checksum_errors,
            (unsigned long long) s.segments_cleaned);
+
+  /* Request latency in the daemon, one group per kind (store.h). */
+  static const char *const kinds[STORE_REQUEST_KINDS] = { "read", "write", "trim" };
+  fprintf (f, "cswap: latency");
+  for (int kind = 0; kind < STORE_REQUEST_KINDS; kind++) {
+    struct latency_summary l;
+    store_request_latency (store, kind, &l);
+    fprintf (f, " %s_requests=%llu %s_mean_us=%.1f %s_p50_us=%.0f "
+             "%s_p99_us=%.0f", kinds[kind], (unsigned long long) l.count,
+             kinds[kind], l.mean_us, kinds[kind], l.p50_us, kinds[kind],
+             l.p99_us);
+  }
+  fprintf (f, "\n");
 }
