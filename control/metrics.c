@@ -54,6 +54,8 @@ static const struct field fields[] = {
     "Pages kept as one repeated 8-byte value, with no allocation." },
   { "huge_pages", GAUGE, S (store.huge_pages),
     "Pages stored raw because they did not compress." },
+  { "deferred_pages", GAUGE, S (store.deferred_pages),
+    "Pages written and stored raw, queued for the compressor thread." },
   { "compressed_pages", GAUGE, S (store.compressed_pages),
     "Pages stored compressed." },
   { "objects_used", GAUGE, S (pool.objects_used),

@@ -13,7 +13,9 @@
  *                        of offset/16 address 32 PiB (44 would do for the
  *                        256 TiB an 8 TiB device could ever need)
  *   flags:               bits 0-1 type, bit 2 codec, bit 3 referenced,
- *                        bits 4-5 idle age, bit 6 under writeback, bit 7 free
+ *                        bits 4-5 idle age, bit 6 under writeback,
+ *                        bit 7 deferred (stored raw, to be compressed:
+ *                        deferred.c)
  *
  * Referenced (CLOCK's second chance) is set by every read and write and
  * cleared by the writeback hand; the idle age (0..3) is reset by every
@@ -58,6 +60,7 @@ enum slot_type {
 #define SLOT_AGE_MASK (0x3u << SLOT_AGE_SHIFT)
 #define SLOT_AGE_MAX 3u
 #define SLOT_WRITEBACK 0x40u
+#define SLOT_DEFERRED 0x80u
 #define SLOT_LENGTH_BITS 13     /* lengths 1..4096 */
 #define SLOT_OFFSET_UNIT 16     /* tier/: objects are 16-byte aligned */
 #define SLOTS_PER_CHUNK 512

@@ -28,6 +28,7 @@ struct store_counters {
 };
 
 struct writeback;
+struct deferred;
 
 struct store {
   uint64_t size_bytes;
@@ -38,6 +39,7 @@ struct store {
   struct zs_pool *pool;
   struct tier *tier;                    /* NULL: no backing file */
   struct writeback *writeback;          /* NULL: no backing file */
+  struct deferred *deferred;            /* compression after the write */
   struct store_counters count;
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];
 };
@@ -79,5 +81,35 @@ extern void writeback_stop (struct writeback *wb);
 extern int writeback_make_room (struct store *store, unsigned needed_pages);
 /* Whether a page read back from disk should come back into memory. */
 extern bool writeback_may_promote (struct store *store, uint32_t length);
+
+/* deferred.c: the queue of pages stored raw for the compressor thread.
+ * 4 MiB of raw pages: more than a burst of reclaim (32 pages a batch, a
+ * few batches in flight), little next to any pool.  1024 measured better
+ * than 4096.
+ */
+#define DEFERRED_QUEUE_PAGES 1024
+#define DEFERRED_SLOT_NONE UINT32_MAX
+extern struct deferred *deferred_create (struct store *store);
+extern void deferred_destroy (struct deferred *d);
+/* The compressor thread (store_start_background): 0 or -errno.  Stopping
+ * compresses what is queued first.
+ */
+extern int deferred_start (struct deferred *d);
+extern void deferred_stop (struct deferred *d);
+/* Takes a place on the queue for a write about to store its page raw:
+ * false when the queue is full or the thread is not running.  Every place
+ * taken is then filled or given back with deferred_push.
+ */
+extern bool deferred_reserve (struct deferred *d);
+/* Queues SLOT in the place taken, or gives it back (DEFERRED_SLOT_NONE). */
+extern void deferred_push (struct deferred *d, uint32_t slot);
+extern uint64_t deferred_queued_pages (struct deferred *d);
+
+/* store.c: compresses the raw object of deferred slot I of CHUNK in its
+ * place and clears SLOT_DEFERRED.  Called with the slot's lock held.
+ */
+extern void store_compress_deferred (struct store *store,
+                                     struct slot_chunk *chunk, unsigned i,
+                                     uint64_t slot);
 
 #endif /* CSWAP_STORE_INTERNAL_H */

@@ -42,6 +42,7 @@ struct prepared_page {
   uint64_t same_value;
   const void *bytes;            /* SLOT_STORED: LENGTH bytes to copy */
   uint32_t length;
+  bool deferred;                /* raw now, compressed later (deferred.c) */
   unsigned char compressed[CSWAP_PAGE_SIZE];
 };
 
@@ -142,6 +143,11 @@ store_create (const struct store_config *config)
     return NULL;
   }
   store_set_pool_limit (store, config->pool_limit_bytes);
+  store->deferred = deferred_create (store);
+  if (store->deferred == NULL) {
+    snprintf (create_error, sizeof create_error, "out of memory");
+    goto fail;
+  }
   /* Above the allocator's huge class size an object takes a page of its
    * own anyway: store the page itself and save the decompression.
    */
@@ -185,14 +191,17 @@ store_start_background (struct store *store)
   if (zs_pool_start_refill (store->pool) == -1)
     return -errno;
   r = writeback_start (store->writeback);
+  if (r == 0)
+    r = deferred_start (store->deferred);
   if (r)
-    zs_pool_stop_refill (store->pool);
+    store_stop_background (store);
   return r;
 }
 
 void
 store_stop_background (struct store *store)
 {
+  deferred_stop (store->deferred);
   writeback_stop (store->writeback);
   zs_pool_stop_refill (store->pool);
 }
@@ -202,6 +211,7 @@ store_destroy (struct store *store)
 {
   if (store == NULL)
     return;
+  deferred_destroy (store->deferred);
   zs_pool_stop_refill (store->pool);
   writeback_destroy (store->writeback);
   tier_close (store->tier);
@@ -250,6 +260,7 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
   struct codec_config codec = current_codec (store);
 
   p->codec = codec.id;
+  p->deferred = false;
   if (page_is_same_filled (page, &p->same_value)) {
     p->type = SLOT_SAME_FILLED;
     return;
@@ -262,6 +273,33 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
     p->length = CSWAP_PAGE_SIZE;
     p->bytes = page;
   }
+}
+
+/* As prepare_page, but a page that is not same-filled is kept raw for the
+ * compressor thread, if the deferred queue has a place for it (taken
+ * here: the caller gives it back or fills it with deferred_push).  False,
+ * with nothing taken, when the page should be compressed now.
+ */
+static bool
+prepare_deferred (struct store *store, const void *page, struct prepared_page *p)
+{
+  uint64_t limit = atomic_load_explicit (&store->pool_limit_bytes,
+                                         memory_order_relaxed);
+
+  /* Near a pool limit, pages go in compressed: raw ones would take the
+   * room the limit leaves and could not be written back meanwhile.
+   */
+  if (limit && zs_pool_pages_used (store->pool) * CSWAP_PAGE_SIZE
+               + 2 * DEFERRED_QUEUE_PAGES * CSWAP_PAGE_SIZE > limit)
+    return false;
+  if (page_is_same_filled (page, &p->same_value)
+      || !deferred_reserve (store->deferred))
+    return false;
+  *p = (struct prepared_page) {
+    .type = SLOT_STORED, .codec = current_codec (store).id,
+    .bytes = page, .length = CSWAP_PAGE_SIZE, .deferred = true,
+  };
+  return true;
 }
 
 void
@@ -317,6 +355,44 @@ note_pool_peak (struct store *store)
     ;
 }
 
+/* The slot word for P, allocating and filling its object when it needs
+ * one.  -EAGAIN: the pool is at its limit but a backing file can make
+ * room; -ENOSPC: no room.  Called with the slot's lock held.
+ */
+static int
+store_object (struct store *store, uint64_t slot, const struct prepared_page *p,
+              uint64_t *word)
+{
+  if (p->type == SLOT_SAME_FILLED) {
+    *word = p->same_value;
+    return 0;
+  }
+  zs_handle handle = zs_malloc (store->pool, p->length, slot);
+  if (handle == ZS_HANDLE_NONE) {
+    if (errno != ENOSPC)
+      return -ENOSPC;
+    counter_add (&store->count.pool_limit_hits, 1);
+    return store->writeback ? -EAGAIN : -ENOSPC;
+  }
+  memcpy (zs_object (store->pool, handle), p->bytes, p->length);
+  *word = slot_word_make (handle, p->length);
+  note_pool_peak (store);
+  return 0;
+}
+
+/* Slot I of CHUNK now holds WORD with FLAGS; what it held is freed.
+ * Called with the slot's lock held.
+ */
+static void
+publish_slot (struct store *store, struct slot_chunk *chunk, unsigned i,
+              uint64_t word, uint8_t flags)
+{
+  release_slot (store, chunk, i);
+  chunk->word[i] = word;
+  chunk->flags[i] = flags;
+  count_slot (store, flags, word, +1);
+}
+
 /* Replaces what SLOT holds with P.  Called with the slot's lock held.  On
  * failure the slot keeps what it had.  -EAGAIN: the pool is full but a
  * backing file can make room; the caller drops the lock, calls
@@ -326,48 +402,56 @@ static int
 install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
 {
   struct slot_chunk *chunk = slot_chunk_make (&store->table, slot);
-  unsigned i = slot % SLOTS_PER_CHUNK;
   uint64_t word;
 
   if (chunk == NULL)
-    goto refused;
-  if (p->type == SLOT_SAME_FILLED)
-    word = p->same_value;
-  else {
-    zs_handle handle = zs_malloc (store->pool, p->length, slot);
-    if (handle == ZS_HANDLE_NONE) {
-      if (errno != ENOSPC)
-        goto refused;
-      counter_add (&store->count.pool_limit_hits, 1);
-      if (store->writeback)
-        return -EAGAIN;
-      goto refused;
-    }
-    memcpy (zs_object (store->pool, handle), p->bytes, p->length);
-    word = slot_word_make (handle, p->length);
-    note_pool_peak (store);
-  }
-  release_slot (store, chunk, i);
-  chunk->word[i] = word;
-  chunk->flags[i] = slot_flags_touch (slot_flags_make (p->type, p->codec));
-  count_slot (store, chunk->flags[i], word, +1);
+    return -ENOSPC;
+  int r = store_object (store, slot, p, &word);
+  if (r)
+    return r;
+  publish_slot (store, chunk, slot % SLOTS_PER_CHUNK, word,
+                slot_flags_touch (slot_flags_make (p->type, p->codec))
+                | (p->deferred ? SLOT_DEFERRED : 0));
   return 0;
+}
 
- refused:
-  counter_add (&store->count.failed_writes, 1);
-  return -ENOSPC;
+void
+store_compress_deferred (struct store *store, struct slot_chunk *chunk,
+                         unsigned i, uint64_t slot)
+{
+  uint8_t flags = chunk->flags[i] & ~SLOT_DEFERRED;
+  const void *raw = zs_object (store->pool, slot_word_handle (chunk->word[i]));
+  struct prepared_page p;
+  uint64_t word;
+
+  chunk->flags[i] = flags;
+  prepare_page (store, raw, &p);
+  /* Incompressible, or no room for the smaller copy: it stays raw. */
+  if ((p.type == SLOT_STORED && p.length == CSWAP_PAGE_SIZE)
+      || store_object (store, slot, &p, &word))
+    return;
+  /* Not an access: the page keeps its referenced bit and idle age. */
+  flags &= ~(SLOT_TYPE_MASK | SLOT_CODEC_MASK);
+  publish_slot (store, chunk, i, word, flags | slot_flags_make (p.type, p.codec));
 }
 
 /* After install_page's -EAGAIN for an object of LENGTH bytes: 0 to try
- * again, or -ENOSPC (counted).
+ * again, or -ENOSPC.
  */
 static int
 make_room (struct store *store, uint32_t length)
 {
-  if (writeback_make_room (store, zs_new_zspage_pages (store->pool, length)) == 0)
-    return 0;
-  counter_add (&store->count.failed_writes, 1);
-  return -ENOSPC;
+  return writeback_make_room (store, zs_new_zspage_pages (store->pool, length))
+    ? -ENOSPC : 0;
+}
+
+/* A write's result, with a refused page counted. */
+static int
+count_refusal (struct store *store, int r)
+{
+  if (r == -ENOSPC)
+    counter_add (&store->count.failed_writes, 1);
+  return r;
 }
 
 static int
@@ -502,13 +586,22 @@ write_page (struct store *store, uint64_t slot, const void *page)
   struct prepared_page p;
   int r;
 
+  if (prepare_deferred (store, page, &p)) {
+    pthread_mutex_lock (lock);
+    r = install_page (store, slot, &p);
+    pthread_mutex_unlock (lock);
+    deferred_push (store->deferred, r == 0 ? slot : DEFERRED_SLOT_NONE);
+    if (r == 0)
+      return 0;
+    /* No room for a raw page: a compressed one may still fit. */
+  }
   prepare_page (store, page, &p);
   do {
     pthread_mutex_lock (lock);
     r = install_page (store, slot, &p);
     pthread_mutex_unlock (lock);
   } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
-  return r;
+  return count_refusal (store, r);
 }
 
 static int
@@ -548,7 +641,7 @@ modify_page (struct store *store, uint64_t slot, const void *src,
     }
     pthread_mutex_unlock (lock);
   } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
-  return r;
+  return count_refusal (store, r);
 }
 
 static bool
@@ -718,6 +811,7 @@ store_stats (struct store *store, struct store_stats *s)
     s->backing_enospc_errors = t.enospc_errors;
     s->backing_checksum_errors = t.checksum_errors;
   }
+  s->deferred_pages = deferred_queued_pages (store->deferred);
   s->pages_stored = store_pages_stored (store);
   s->original_bytes = s->pages_stored * CSWAP_PAGE_SIZE;
 }

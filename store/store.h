@@ -103,7 +103,8 @@ struct store_stats {
   uint64_t size_bytes;
   uint64_t pages_stored;        /* every page that is not absent */
   uint64_t same_filled_pages;
-  uint64_t huge_pages;          /* stored raw */
+  uint64_t huge_pages;          /* stored raw (deferred ones too) */
+  uint64_t deferred_pages;      /* stored raw until the compressor's turn */
   uint64_t compressed_pages;
   uint64_t original_bytes;      /* pages_stored x 4096 */
   uint64_t compressed_bytes;    /* compressed and raw pages' lengths */

@@ -142,7 +142,8 @@ select_slot (const struct selection *sel, struct slot_chunk *chunk, unsigned i)
 {
   uint8_t flags = chunk->flags[i];
 
-  if (slot_flags_type (flags) != SLOT_STORED
+  /* A deferred page is about to shrink: write it when it has. */
+  if (slot_flags_type (flags) != SLOT_STORED || (flags & SLOT_DEFERRED)
       || (!sel->include_huge
           && slot_word_length (chunk->word[i]) == CSWAP_PAGE_SIZE))
     return false;

@@ -170,8 +170,13 @@ compact_loop (void *opaque)
   return NULL;
 }
 
+/* BACKGROUND: with the store's background threads, so that whole-page
+ * writes are stored raw and compressed later by the compressor thread
+ * (store/deferred.c) while the workers read, rewrite and trim them.
+ */
 static void
-test_model (unsigned threads, bool compacting, enum codec_id codec)
+test_model (unsigned threads, bool compacting, bool background,
+            enum codec_id codec)
 {
   const uint64_t region = 256 * CSWAP_PAGE_SIZE;
   struct store *store = make_store (threads * region, codec, 0);
@@ -180,6 +185,8 @@ test_model (unsigned threads, bool compacting, enum codec_id codec)
   unsigned long mismatches = 0, errors = 0, final_bad = 0;
 
   atomic_store (&stop_compacting, false);
+  if (background && store_start_background (store) != 0)
+    tap_bail_out ("store_start_background failed");
   if (compacting)
     pthread_create (&compactor, NULL, compact_loop, store);
   for (unsigned t = 0; t < threads; t++) {
@@ -198,16 +205,26 @@ test_model (unsigned threads, bool compacting, enum codec_id codec)
   atomic_store (&stop_compacting, true);
   if (compacting)
     pthread_join (compactor, NULL);
+  if (background) {
+    /* Compresses what is still queued: the final check reads it back. */
+    struct store_stats s;
+    store_stop_background (store);
+    store_stats (store, &s);
+    ok (s.deferred_pages == 0, "stopping the background threads leaves no "
+        "page deferred (%llu)", (unsigned long long) s.deferred_pages);
+  }
   for (unsigned t = 0; t < threads; t++) {
     final_bad += verify_region (&w[t]);
     free (w[t].reference);
   }
   ok (errors == 0 && mismatches == 0 && final_bad == 0,
-      "%s, %u thread(s)%s: random reads/writes/zeroes of any offset and "
+      "%s, %u thread(s)%s%s: random reads/writes/zeroes of any offset and "
       "length match the reference (%lu mismatches, %lu errors, %lu bad pages "
       "at the end)", codec_name (codec), threads,
-      compacting ? " with compaction running" : "", mismatches, errors,
+      compacting ? " with compaction running" : "",
+      background ? " and deferred compression" : "", mismatches, errors,
       final_bad);
+
   /* zs_pool_check holds every class lock: more than ThreadSanitizer's
    * deadlock detector can track (64), so it is left out there.
    */
@@ -262,6 +279,58 @@ test_corpus (enum codec_id codec)
       "%llu pool bytes)", codec_name (codec),
       (unsigned long long) s.pages_stored, (unsigned long long) s.pool_bytes);
   store_destroy (store);
+}
+
+/* Whole pages written with the background threads running are stored raw
+ * at first and compressed by the compressor thread: reads see the same
+ * bytes before and after, and the pool ends up as small as without it.
+ */
+static void
+test_deferred (void)
+{
+  const uint64_t pages = corpus.pages < 4096 ? corpus.pages : 4096;
+  struct store *inline_store = make_store (pages * CSWAP_PAGE_SIZE, CODEC_ZSTD, 0);
+  struct store *store = make_store (pages * CSWAP_PAGE_SIZE, CODEC_ZSTD, 0);
+  struct store_stats with, without;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  uint64_t bad = 0, raw_seen = 0;
+
+  if (store_start_background (store) != 0)
+    tap_bail_out ("store_start_background failed");
+  for (uint64_t i = 0; i < pages; i++) {
+    const void *data = pagefile_page (&corpus, i);
+    store_write (inline_store, data, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+    store_write (store, data, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+    if (i % 64 == 0) {
+      store_stats (store, &with);
+      raw_seen = with.deferred_pages > raw_seen ? with.deferred_pages : raw_seen;
+    }
+    /* Read back at once, most likely while it is still raw. */
+    if (store_read (store, page, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE)
+        || memcmp (page, data, CSWAP_PAGE_SIZE))
+      bad++;
+  }
+  store_stop_background (store);
+  for (uint64_t i = 0; i < pages; i++)
+    if (store_read (store, page, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE)
+        || memcmp (page, pagefile_page (&corpus, i), CSWAP_PAGE_SIZE))
+      bad++;
+  store_stats (store, &with);
+  store_stats (inline_store, &without);
+  diag ("deferred: at most %llu pages seen waiting", (unsigned long long) raw_seen);
+  ok (bad == 0, "deferred: %llu pages read back right while raw and after "
+      "compression (%llu wrong)", (unsigned long long) pages,
+      (unsigned long long) bad);
+  ok (with.deferred_pages == 0 && with.huge_pages == without.huge_pages
+      && with.compressed_bytes == without.compressed_bytes,
+      "deferred: once drained, the same pages are compressed to the same "
+      "bytes as inline (%llu/%llu raw, %llu/%llu bytes)",
+      (unsigned long long) with.huge_pages,
+      (unsigned long long) without.huge_pages,
+      (unsigned long long) with.compressed_bytes,
+      (unsigned long long) without.compressed_bytes);
+  store_destroy (store);
+  store_destroy (inline_store);
 }
 
 /* Writes PAGE to page I of STORE; on success keeps it in REFERENCE. */
@@ -544,9 +613,11 @@ main (void)
   if (path == NULL || pagefile_load (path, &corpus) == -1)
     tap_skip_all ("no corpus (set CSWAP_CORPUS)");
   test_bad_input ();
-  test_model (1, false, CODEC_LZ4);
-  test_model (1, true, CODEC_ZSTD);
-  test_model (4, true, CODEC_LZ4);
+  test_model (1, false, false, CODEC_LZ4);
+  test_model (1, true, false, CODEC_ZSTD);
+  test_model (4, true, false, CODEC_LZ4);
+  test_model (4, true, true, CODEC_ZSTD);
+  test_deferred ();
   test_corpus (CODEC_LZ4);
   test_corpus (CODEC_ZSTD);
   test_pool_limit ();
