@@ -67,7 +67,7 @@ struct command_line {
  * the next argument, "--key value") and "key=" (inside -o).  The template
  * key is the option's index in names[].
  */
-#define MAX_DEVICE_OPTIONS 16
+#define MAX_DEVICE_OPTIONS 32
 #define MAX_OPTION_NAME 32
 
 enum {

@@ -35,6 +35,9 @@ const char options_help[] =
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
   "reserve=SIZE              Most warm memory kept for new pool pages (8M).\n"
+  /* compact-threshold before compact, as ctl-uid before ctl below. */
+  "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n"
+  "compact=auto|off          Compact the pool by itself (default auto).\n"
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
   /* ctl-uid before ctl: cswap-fuse's --ctl would match --ctl-uid too. */
   "ctl-uid=UID               A user besides root allowed on the socket.\n"
@@ -112,6 +115,18 @@ options_set (struct cswap_options *options, const char *key,
     bool prealloc;
     if (parse_yes_no (value, &prealloc, &reason) == 0)
       c->backing_thin = !prealloc;
+  }
+  else if (strcmp (key, "compact") == 0) {
+    if (strcmp (value, "auto") == 0)
+      c->auto_compact_off = false;
+    else if (strcmp (value, "off") == 0)
+      c->auto_compact_off = true;
+    else
+      reason = "use auto or off";
+  }
+  else if (strcmp (key, "compact-threshold") == 0) {
+    if (parse_int64 (value, 1, 100, &number, &reason) == 0)
+      c->auto_compact_percent = number;
   }
   else if (strcmp (key, "reserve") == 0)
     parse_size (value, &c->reserve_bytes, &reason);

@@ -29,6 +29,7 @@ struct store_counters {
 
 struct writeback;
 struct deferred;
+struct auto_compact;
 
 struct store {
   uint64_t size_bytes;
@@ -40,6 +41,7 @@ struct store {
   struct tier *tier;                    /* NULL: no backing file */
   struct writeback *writeback;          /* NULL: no backing file */
   struct deferred *deferred;            /* compression after the write */
+  struct auto_compact *auto_compact;    /* NULL: auto_compact_off */
   struct store_counters count;
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];
 };
@@ -104,6 +106,14 @@ extern bool deferred_reserve (struct deferred *d);
 /* Queues SLOT in the place taken, or gives it back (DEFERRED_SLOT_NONE). */
 extern void deferred_push (struct deferred *d, uint32_t slot);
 extern uint64_t deferred_queued_pages (struct deferred *d);
+
+/* auto-compact.c: the compaction policy's thread.  NULL-safe. */
+extern struct auto_compact *auto_compact_create (struct store *store,
+                                                 unsigned threshold_percent);
+extern void auto_compact_destroy (struct auto_compact *a);
+extern int auto_compact_start (struct auto_compact *a);
+extern void auto_compact_stop (struct auto_compact *a);
+extern void auto_compact_stats (struct auto_compact *a, struct store_stats *s);
 
 /* store.c: compresses the raw object of deferred slot I of CHUNK in its
  * place and clears SLOT_DEFERRED.  Called with the slot's lock held.

@@ -35,6 +35,12 @@
 #include "page.h"
 #include "store-internal.h"
 
+/* Compact once what compaction could free is this share of the pool.
+ * A fragmented pool after a program's swap is discarded holds 4-5 times
+ * its data; 10% is well clear of the churn of a busy one.
+ */
+#define DEFAULT_AUTO_COMPACT_PERCENT 10
+
 /* A page ready to install: what prepare_page() decided for it. */
 struct prepared_page {
   enum slot_type type;
@@ -144,7 +150,12 @@ store_create (const struct store_config *config)
   }
   store_set_pool_limit (store, config->pool_limit_bytes);
   store->deferred = deferred_create (store);
-  if (store->deferred == NULL) {
+  if (!config->auto_compact_off)
+    store->auto_compact = auto_compact_create (
+      store, config->auto_compact_percent ? config->auto_compact_percent
+                                          : DEFAULT_AUTO_COMPACT_PERCENT);
+  if (store->deferred == NULL
+      || (!config->auto_compact_off && store->auto_compact == NULL)) {
     snprintf (create_error, sizeof create_error, "out of memory");
     goto fail;
   }
@@ -193,6 +204,8 @@ store_start_background (struct store *store)
   r = writeback_start (store->writeback);
   if (r == 0)
     r = deferred_start (store->deferred);
+  if (r == 0)
+    r = auto_compact_start (store->auto_compact);
   if (r)
     store_stop_background (store);
   return r;
@@ -201,6 +214,7 @@ store_start_background (struct store *store)
 void
 store_stop_background (struct store *store)
 {
+  auto_compact_stop (store->auto_compact);
   deferred_stop (store->deferred);
   writeback_stop (store->writeback);
   zs_pool_stop_refill (store->pool);
@@ -211,6 +225,7 @@ store_destroy (struct store *store)
 {
   if (store == NULL)
     return;
+  auto_compact_destroy (store->auto_compact);
   deferred_destroy (store->deferred);
   zs_pool_stop_refill (store->pool);
   writeback_destroy (store->writeback);
@@ -812,6 +827,7 @@ store_stats (struct store *store, struct store_stats *s)
     s->backing_checksum_errors = t.checksum_errors;
   }
   s->deferred_pages = deferred_queued_pages (store->deferred);
+  auto_compact_stats (store->auto_compact, s);
   s->pages_stored = store_pages_stored (store);
   s->original_bytes = s->pages_stored * CSWAP_PAGE_SIZE;
 }

@@ -40,6 +40,12 @@ struct store_config {
   unsigned accept_threshold_percent;    /* 0: 90; writeback stops below it */
   unsigned writeback_batch_pages;       /* 0: 64 */
   unsigned idle_writeback_seconds;      /* 0: off */
+  /* Automatic compaction (auto-compact.c): when what compaction could
+   * free reaches this percent of the pool (0: 10), and under memory
+   * pressure.  Off: only store_compact() compacts.
+   */
+  bool auto_compact_off;
+  unsigned auto_compact_percent;
 };
 
 /* The most pages per writeback batch (the batch buffer's size). */
@@ -54,9 +60,10 @@ extern struct store *store_create (const struct store_config *config);
 extern const char *store_create_error (void);
 extern void store_destroy (struct store *store);
 
-/* The background threads: the allocator's reserve refill, and the
- * writer (pool limit with hysteresis, idle writeback) when there is a
- * backing file.  Threads do not survive fork, so front ends start them
+/* The background threads: the allocator's reserve refill, the
+ * compressor of deferred pages, automatic compaction, and the writer
+ * (pool limit with hysteresis, idle writeback) when there is a backing
+ * file.  Threads do not survive fork, so front ends start them
  * after they fork (nbdkit's .after_fork, after fuse_daemonize); without
  * them the pool limit still holds (writes then make room themselves) and
  * new zspages fault their pages in on the spot.  0 or -errno.
@@ -130,6 +137,11 @@ struct store_stats {
   uint64_t backing_io_errors, backing_enospc_errors;
   uint64_t backing_checksum_errors;     /* reads that got -EIO instead */
   uint64_t segments_cleaned;
+  /* Automatic compaction (all 0 when off). */
+  uint64_t auto_compactions;    /* runs for the freeable share */
+  uint64_t pressure_compactions; /* runs for a PSI memory-pressure event */
+  uint64_t last_auto_compaction_unix;   /* 0: none yet */
+  uint64_t psi_trigger;         /* 1: PSI events are watched, 0: timer only */
 };
 extern void store_stats (struct store *store, struct store_stats *stats);
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compress.h"
 #include "page.h"
@@ -333,6 +334,75 @@ test_deferred (void)
   store_destroy (inline_store);
 }
 
+/* A pool left fragmented by trims is compacted by the background policy,
+ * with no store_compact() call; with compact=off it is not.
+ */
+static uint64_t
+fragment_pool (struct store *store, uint64_t pages)
+{
+  struct store_stats s;
+
+  for (uint64_t i = 0; i < pages; i++)
+    store_write (store, pagefile_page (&corpus, i % corpus.pages),
+                 CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+  for (uint64_t i = 0; i < pages; i++)
+    if (i % 4)                  /* three pages in four go */
+      store_zero (store, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE);
+  store_stats (store, &s);
+  return s.pool_bytes;
+}
+
+static void
+test_auto_compact (void)
+{
+  const uint64_t pages = 8192;
+  struct store_config config = {
+    .size_bytes = pages * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_ZSTD, codec_default_level (CODEC_ZSTD) },
+  };
+  struct store *store = store_create (&config);
+  struct store_stats s;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  uint64_t before = fragment_pool (store, pages), bad = 0;
+
+  store_start_background (store);
+  for (int tenth = 0; tenth < 50; tenth++) {    /* up to 5 s */
+    store_stats (store, &s);
+    if (s.auto_compactions > 0 && s.deferred_pages == 0)
+      break;
+    usleep (100000);
+  }
+  store_stats (store, &s);
+  ok (s.auto_compactions > 0 && s.pool_bytes * 2 < before,
+      "a fragmented pool is compacted with no command: %llu -> %llu bytes "
+      "for %llu compressed (%llu runs)", (unsigned long long) before,
+      (unsigned long long) s.pool_bytes,
+      (unsigned long long) s.compressed_bytes,
+      (unsigned long long) s.auto_compactions);
+  for (uint64_t i = 0; i < pages; i += 4)
+    if (store_read (store, page, CSWAP_PAGE_SIZE, i * CSWAP_PAGE_SIZE)
+        || memcmp (page, pagefile_page (&corpus, i % corpus.pages), CSWAP_PAGE_SIZE))
+      bad++;
+  ok (bad == 0, "and every page left reads back (%llu wrong)",
+      (unsigned long long) bad);
+  if (access ("/proc/pressure/memory", W_OK) == 0)
+    ok (s.psi_trigger == 1, "memory-pressure events are watched through PSI");
+  else
+    diag ("no writable /proc/pressure/memory: the PSI trigger is not tested");
+  store_destroy (store);
+
+  config.auto_compact_off = true;
+  store = store_create (&config);
+  before = fragment_pool (store, pages);
+  store_start_background (store);
+  sleep (2);
+  store_stats (store, &s);
+  ok (s.auto_compactions == 0 && s.pool_bytes == before,
+      "compact=off: the pool is left as it is (%llu bytes)",
+      (unsigned long long) s.pool_bytes);
+  store_destroy (store);
+}
+
 /* Writes PAGE to page I of STORE; on success keeps it in REFERENCE. */
 static int
 write_kept (struct store *store, unsigned char *reference, uint64_t i,
@@ -618,6 +688,7 @@ main (void)
   test_model (4, true, false, CODEC_LZ4);
   test_model (4, true, true, CODEC_ZSTD);
   test_deferred ();
+  test_auto_compact ();
   test_corpus (CODEC_LZ4);
   test_corpus (CODEC_ZSTD);
   test_pool_limit ();

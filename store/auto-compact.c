@@ -1,0 +1,200 @@
+/* cswap: automatic compaction — the pool follows its data with no command.
+ *
+ * Frees leave holes in zspages: after a program's swap is discarded the
+ * pool of the quickstart device held 183-192 MiB for 37-50 MiB of data,
+ * and stayed so until someone typed `cswapctl compact`.  The kernel
+ * compacts zram's pool from its shrinker whenever the machine needs
+ * memory; a userspace daemon gets the same signal from PSI.  So a thread
+ * compacts:
+ *
+ *   - when what compaction could free (the allocator's per-class
+ *     pages_freeable) reaches compact-threshold percent of the pool and
+ *     at least AUTO_MIN_FREEABLE_PAGES, checked every second: this is what
+ *     follows large trims;
+ *   - when the kernel reports memory pressure (a PSI trigger on
+ *     /proc/pressure/memory, some 150 ms of stall in 2 s) and anything at
+ *     all can be freed.
+ *
+ * CPU is bounded: at most one compaction a second, one at a time (the
+ * allocator's single flight), and each takes its locks in short steps.
+ * Where PSI is missing or refuses the trigger, the timer alone runs.
+ *
+ * Threads: this one thread; it takes no lock of the store's beyond what
+ * zs_class_stats and zs_compact take.  Its own state is read by
+ * store_stats through atomics.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store-internal.h"
+
+#define AUTO_PERIOD_MS 1000
+#define AUTO_MIN_FREEABLE_PAGES 256     /* 1 MiB: less is not worth a pass */
+#define PRESSURE_MIN_FREEABLE_PAGES 16
+#define PSI_PATH "/proc/pressure/memory"
+/* 150 ms of stall in 2 s.  Without CAP_SYS_RESOURCE (this daemon often
+ * runs so) the kernel takes only windows in whole multiples of 2 s.
+ */
+#define PSI_TRIGGER "some 150000 2000000"
+
+struct auto_compact {
+  struct store *store;
+  unsigned threshold_percent;
+  int stop_fd;                  /* an eventfd: written to stop the thread */
+  int psi_fd;                   /* -1: no PSI trigger, the timer alone */
+  bool running;
+  pthread_t thread;
+  atomic_uint_fast64_t runs, pressure_runs, last_run_unix;
+};
+
+struct auto_compact *
+auto_compact_create (struct store *store, unsigned threshold_percent)
+{
+  struct auto_compact *a = calloc (1, sizeof *a);
+
+  if (a == NULL)
+    return NULL;
+  a->store = store;
+  a->threshold_percent = threshold_percent;
+  a->psi_fd = -1;
+  a->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (a->stop_fd == -1) {
+    free (a);
+    return NULL;
+  }
+  return a;
+}
+
+void
+auto_compact_destroy (struct auto_compact *a)
+{
+  if (a == NULL)
+    return;
+  auto_compact_stop (a);
+  close (a->stop_fd);
+  free (a);
+}
+
+static uint64_t
+pool_pages_freeable (struct zs_pool *pool)
+{
+  uint64_t freeable = 0;
+
+  for (unsigned i = 0; i < zs_class_count (pool); i++) {
+    struct zs_class_stats cs;
+    zs_class_stats (pool, i, &cs);
+    freeable += cs.pages_freeable;
+  }
+  return freeable;
+}
+
+static void
+compact_now (struct auto_compact *a, bool pressure)
+{
+  struct zs_compact_result result;
+
+  if (zs_compact (a->store->pool, &result) == -1)
+    return;                     /* another compaction is running */
+  atomic_fetch_add_explicit (pressure ? &a->pressure_runs : &a->runs, 1,
+                             memory_order_relaxed);
+  atomic_store_explicit (&a->last_run_unix, (uint64_t) time (NULL),
+                         memory_order_relaxed);
+}
+
+/* A PSI trigger for memory stalls, or -1 where the kernel has none. */
+static int
+open_psi_trigger (void)
+{
+  int fd = open (PSI_PATH, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+  if (fd == -1)
+    return -1;
+  if (write (fd, PSI_TRIGGER, strlen (PSI_TRIGGER) + 1) == -1) {
+    close (fd);
+    return -1;
+  }
+  return fd;
+}
+
+static void *
+auto_compact_thread (void *opaque)
+{
+  struct auto_compact *a = opaque;
+  struct zs_pool *pool = a->store->pool;
+  struct pollfd fds[2] = {
+    { .fd = a->stop_fd, .events = POLLIN },
+    { .fd = a->psi_fd, .events = POLLPRI },
+  };
+
+  for (;;) {
+    int n = poll (fds, a->psi_fd == -1 ? 1 : 2, AUTO_PERIOD_MS);
+    if (n == -1 && errno != EINTR)
+      break;
+    if (fds[0].revents)
+      break;
+    bool pressure = a->psi_fd != -1 && (fds[1].revents & POLLPRI);
+    if (fds[1].revents & (POLLERR | POLLHUP | POLLNVAL))
+      fds[1].fd = -1;           /* the trigger is gone: the timer goes on */
+    uint64_t freeable = pool_pages_freeable (pool);
+    uint64_t pages = zs_pool_pages_used (pool);
+    if (pressure ? freeable >= PRESSURE_MIN_FREEABLE_PAGES
+        : freeable >= AUTO_MIN_FREEABLE_PAGES
+          && freeable * 100 >= pages * a->threshold_percent)
+      compact_now (a, pressure);
+  }
+  return NULL;
+}
+
+int
+auto_compact_start (struct auto_compact *a)
+{
+  if (a == NULL || a->running)
+    return 0;
+  a->psi_fd = open_psi_trigger ();
+  int r = -pthread_create (&a->thread, NULL, auto_compact_thread, a);
+  if (r) {
+    if (a->psi_fd != -1)
+      close (a->psi_fd);
+    a->psi_fd = -1;
+    return r;
+  }
+  a->running = true;
+  return 0;
+}
+
+void
+auto_compact_stop (struct auto_compact *a)
+{
+  uint64_t one = 1, drain;
+
+  if (a == NULL || !a->running)
+    return;
+  if (write (a->stop_fd, &one, sizeof one) != sizeof one)
+    abort ();                   /* an eventfd write of 1 cannot fail */
+  pthread_join (a->thread, NULL);
+  if (read (a->stop_fd, &drain, sizeof drain) == -1)
+    drain = 0;                  /* already empty: nothing to undo */
+  if (a->psi_fd != -1)
+    close (a->psi_fd);
+  a->psi_fd = -1;
+  a->running = false;
+}
+
+void
+auto_compact_stats (struct auto_compact *a, struct store_stats *s)
+{
+  if (a == NULL)
+    return;
+  s->auto_compactions = atomic_load_explicit (&a->runs, memory_order_relaxed);
+  s->pressure_compactions = atomic_load_explicit (&a->pressure_runs,
+                                                  memory_order_relaxed);
+  s->last_auto_compaction_unix
+    = atomic_load_explicit (&a->last_run_unix, memory_order_relaxed);
+  s->psi_trigger = a->running && a->psi_fd != -1;
+}
