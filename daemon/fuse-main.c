@@ -116,6 +116,7 @@ make_option_templates (struct option_templates *t)
   t->opts[n] = (struct fuse_opt) FUSE_OPT_END;
 }
 
+
 static struct option_templates templates;
 
 /* The value in ARG for option NAME: ARG is "--NAME=VALUE", "--NAMEVALUE"
@@ -129,6 +130,26 @@ option_value (const char *arg, const char *name)
   if (arg[0] == '-')
     rest += 2;
   return *rest == '=' ? rest + 1 : rest;
+}
+
+/* Whether ARG, matched by the template of option KEY, is really a longer
+ * option's: libfuse matches "--backing " against every argument that
+ * starts with "--backing" and calls us once for each template that
+ * matches, so "--backing-size=64M" comes here as backing too, and would
+ * set it to "-size=64M".  The longer option's own call takes it.
+ */
+static bool
+belongs_to_longer_option (const char *arg, int key)
+{
+  size_t len = strlen (templates.names[key]);
+
+  if (strncmp (arg, "--", 2) != 0)
+    return false;               /* -o key=value: libfuse matched up to '=' */
+  for (size_t i = 0; i < templates.count; i++)
+    if (strlen (templates.names[i]) > len
+        && strncmp (arg + 2, templates.names[i], strlen (templates.names[i])) == 0)
+      return true;
+  return false;
 }
 
 static int
@@ -176,6 +197,8 @@ parse_argument (void *data, const char *arg, int key,
     cl->config_given = true;
     return 0;
   default:
+    if (belongs_to_longer_option (arg, key))
+      return 0;
     if (options_set (&cl->device, templates.names[key],
                      option_value (arg, templates.names[key]), &why) == -1) {
       fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);

@@ -35,11 +35,9 @@ const char options_help[] =
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
   "reserve=SIZE              Most warm memory kept for new pool pages (8M).\n"
-  /* compact-threshold before compact, as ctl-uid before ctl below. */
   "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n"
   "compact=auto|off          Compact the pool by itself (default auto).\n"
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
-  /* ctl-uid before ctl: cswap-fuse's --ctl would match --ctl-uid too. */
   "ctl-uid=UID               A user besides root allowed on the socket.\n"
   "ctl=PATH|none             Control socket (default /run/cswap/NAME.sock).";
 
