@@ -142,8 +142,11 @@ select_slot (const struct selection *sel, struct slot_chunk *chunk, unsigned i)
 {
   uint8_t flags = chunk->flags[i];
 
-  /* A deferred page is about to shrink: write it when it has. */
-  if (slot_flags_type (flags) != SLOT_STORED || (flags & SLOT_DEFERRED)
+  /* A deferred page is about to shrink: write it when it has.  A page
+   * already in this batch (the hand's second lap) must not go twice.
+   */
+  if (slot_flags_type (flags) != SLOT_STORED
+      || (flags & (SLOT_DEFERRED | SLOT_WRITEBACK))
       || (!sel->include_huge
           && slot_word_length (chunk->word[i]) == CSWAP_PAGE_SIZE))
     return false;
@@ -431,7 +434,11 @@ relieve_pressure (struct writeback *wb)
 
   if (limit == 0 || pool_used_bytes (store) + CSWAP_PAGE_SIZE < limit)
     return;
-  while (pool_used_bytes (store) >= pool_threshold_bytes (store)) {
+  /* The limit may be lifted (set to 0: no limit) meanwhile: then there
+   * is no threshold to reach, and nothing more to write.
+   */
+  while (pool_limit (store) != 0
+         && pool_used_bytes (store) >= pool_threshold_bytes (store)) {
     pthread_mutex_lock (&wb->mutex);
     int moved = in_backoff (wb) ? -EAGAIN : pressure_batch (wb);
     pthread_mutex_unlock (&wb->mutex);
