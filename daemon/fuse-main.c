@@ -317,7 +317,7 @@ main (int argc, char *argv[])
   struct fuse_args args = FUSE_ARGS_INIT (argc, argv);
   struct fuse_cmdline_opts fuse = { 0 };
   struct command_line cl = { 0 };
-  struct fuse_device device = { 0 };
+  struct device device = { 0 };
   struct fuse_session *session = NULL;
   struct control_server *control = NULL;
   bool mounted = false, handling_signals = false;
