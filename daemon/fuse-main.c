@@ -67,7 +67,7 @@ struct command_line {
  * the next argument, "--key value") and "key=" (inside -o).  The template
  * key is the option's index in names[].
  */
-#define MAX_DEVICE_OPTIONS 16
+#define MAX_DEVICE_OPTIONS 24
 #define MAX_OPTION_NAME 32
 
 enum {
@@ -197,7 +197,8 @@ usage (void)
   for (const char *line = options_help; *line; ) {
     int len = strcspn (line, "\n");
 
-    printf ("    --%.*s\n", len, line);
+    /* A line that goes on with the option above has no key. */
+    printf ("    %s%.*s\n", line[0] == ' ' ? "  " : "--", len, line);
     line += len + (line[len] == '\n');
   }
   printf ("\n%s options:\n"
