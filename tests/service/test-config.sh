@@ -29,7 +29,8 @@ declare -A good=(
   [max-zspage-pages]=4 [backing]=$dir/backing [backing-size]=64M
   [backing-prealloc]=no [accept-threshold]=80 [writeback-batch]=32
   [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
-  [lock-memory]=no [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
+  [lock-memory]=no [transport]=classic [frontend]=nbd [priority]=5
+  [mountpoint]=/run/cswap/other
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -38,7 +39,8 @@ declare -A bad=(
   [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
   [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
   [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
-  [lock-memory]="maybe|yes or no" [frontend]="tcp|fuse or nbd"
+  [lock-memory]="maybe|yes or no" [transport]="ring|auto, uring or classic"
+  [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
 )
 
