@@ -290,11 +290,10 @@ make_queue (struct uring_queue *queue)
     struct uring_entry *entry = &queue->entries[i];
 
     entry->queue = queue;
-    entry->header = aligned_alloc (64, sizeof *entry->header);
+    entry->header = calloc (1, sizeof *entry->header);
     entry->payload = aligned_alloc (CSWAP_PAGE_SIZE, RAW_PAYLOAD_BYTES);
     if (entry->header == NULL || entry->payload == NULL)
       return -ENOMEM;
-    memset (entry->header, 0, sizeof *entry->header);
     entry->iov[0] = (struct iovec) { entry->header, sizeof *entry->header };
     entry->iov[1] = (struct iovec) { entry->payload, RAW_PAYLOAD_BYTES };
   }
