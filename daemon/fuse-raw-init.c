@@ -20,11 +20,13 @@
 #include <errno.h>
 #include <linux/fuse.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/param.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "device.h"
 #include "fuse-raw-init.h"
 #include "fuse-uring-abi.h"
@@ -38,13 +40,18 @@ int
 raw_init_read (int fd, struct raw_init *init, const char **why)
 {
   /* The kernel wants room for a whole write even for INIT. */
-  static char buf[DEVICE_MAX_IO_BYTES + 4096];
+  const size_t buf_size = DEVICE_MAX_IO_BYTES + 4096;
+  CLEANUP_FREE char *buf = malloc (buf_size);
   const struct fuse_in_header *in = (const void *) buf;
   const struct fuse_init_in *arg = (const void *) (in + 1);
   ssize_t n;
 
+  if (buf == NULL) {
+    *why = "out of memory";
+    return -1;
+  }
   do
-    n = read (fd, buf, sizeof buf);
+    n = read (fd, buf, buf_size);
   while (n == -1 && (errno == EINTR || errno == ENOENT));
   if (n == -1) {
     snprintf (why_buffer, sizeof why_buffer, "reading FUSE_INIT: %m");
