@@ -5,8 +5,10 @@
  *  - max_write and max_pages of 256 pages, so that a swap-out cluster is
  *    one request (the io_uring payload buffers are that big, too);
  *  - max_background 64, congestion_threshold 48 instead of the kernel's
- *    12 and 9: a loop device's direct I/O is all background requests,
- *    and with 12 of them in flight reads wait behind writes;
+ *    12 and 9: a loop device's direct I/O is all background requests, so
+ *    12 would cap the whole device, reads and writes together, at 12
+ *    requests in flight.  (On a busy 2-CPU machine fio could not tell 12
+ *    from 64 at a queue depth of 17; the cap matters deeper.)
  *  - FUSE_OVER_IO_URING when the caller has rings ready.
  * Asked for and taken only where the kernel offers them: ASYNC_READ and
  * ASYNC_DIO (several requests of one file in flight, a loop device's
