@@ -4,10 +4,12 @@
  *   losetup --direct-io=on --show -f /run/cswap/swap
  *
  * This file reads the command line, checks the mount point, makes the
- * store, mounts, and runs libfuse's multithreaded loop until the file
- * system is unmounted or a SIGTERM/SIGINT arrives; it then prints the
- * stats line and frees everything.  The operations themselves are in
- * fuse-ops.c.
+ * store, mounts, and serves until the file system is unmounted or a
+ * SIGTERM/SIGINT arrives; it then prints the stats line and frees
+ * everything.  It serves through one of two transports (transport=,
+ * cswap-fuse(8) TRANSPORTS): libfuse's multithreaded loop over fuse-ops.c
+ * (classic), or FUSE over io_uring without libfuse's loop
+ * (fuse-raw-serve.c).  The file's rules are device.c's either way.
  *
  * The device options are the nbdkit plugin's (options.c is shared), taken
  * as --key=value, --key value or -o key=value; the keys are read from
@@ -18,9 +20,13 @@
  * still reach the terminal, and the cheap checks (arguments, mount point)
  * run before the store is made.
  *
- * Locking: none.  main() is single-threaded until the loop starts, and the
- * loop's worker threads run only fuse-ops.c; the control thread
- * (control/server.c, started after fuse_daemonize()) uses only the store.
+ * Locking: none.  main() is single-threaded until serving starts, and
+ * the serving threads (libfuse's workers, or fuse-raw-serve.c's, all
+ * started after fuse_daemonize()) run only the transport and device.c;
+ * the control thread (control/server.c, also started after
+ * fuse_daemonize()) uses only the store.  On the io_uring path, INIT is
+ * read and answered and the rings are made before fuse_daemonize(), with
+ * no thread yet.
  */
 #include <errno.h>
 #include <limits.h>

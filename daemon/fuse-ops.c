@@ -16,10 +16,8 @@
  * thread exits).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/param.h>
 
 #include "fuse-ops.h"

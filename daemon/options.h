@@ -14,8 +14,9 @@
 #include "control.h"
 #include "store.h"
 
-/* How cswap-fuse talks to the kernel (fuse-transport.h); the nbdkit plugin
- * takes the key and ignores it, so that one cswap.conf serves both.
+/* How cswap-fuse talks to the kernel (cswap-fuse(8), TRANSPORTS); the
+ * nbdkit plugin takes the key and ignores it, so that one cswap.conf
+ * serves both.
  */
 enum fuse_transport_choice {
   TRANSPORT_AUTO,               /* io_uring if the kernel allows, else classic */
