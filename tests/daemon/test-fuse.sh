@@ -33,6 +33,7 @@ out=$(mktemp)
 config=$(mktemp)
 pid=
 writer=
+# shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup () {
   [ -n "$writer" ] && kill "$writer" 2>/dev/null
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
