@@ -71,6 +71,7 @@ struct uring_queue {
 
 struct uring_queues {
   int fd;                       /* /dev/fuse */
+  bool refuse_fault;            /* CSWAP_FUSE_URING_FAULT=refuse (fuse-uring.h) */
   const struct device *device;
   int stop_fd;                  /* eventfd: readable once stopping */
   int ended_fd;                 /* the caller's: written when all ended */
@@ -142,7 +143,10 @@ prep_fuse_command (struct io_uring_sqe *sqe, struct uring_entry *entry,
   sqe->user_data = (uintptr_t) entry;
   if (command == FUSE_IO_URING_CMD_REGISTER) {
     sqe->addr = (uintptr_t) entry->iov;
-    sqe->len = 2;
+    /* The header and the payload; one iovec only is a registration the
+     * kernel refuses (EINVAL), for the fault test.
+     */
+    sqe->len = entry->queue->owner->refuse_fault ? 1 : 2;
   }
   memcpy ((char *) sqe + offsetof (struct io_uring_sqe, cmd), &request,
           sizeof request);
@@ -298,6 +302,7 @@ make_queue (struct uring_queue *queue)
 struct uring_queues *
 uring_queues_create (int fd, const struct device *device, const char **why)
 {
+  const char *fault = getenv ("CSWAP_FUSE_URING_FAULT");
   unsigned count = possible_cpus ();
   struct uring_queues *queues;
   int r;
@@ -312,6 +317,7 @@ uring_queues_create (int fd, const struct device *device, const char **why)
     return NULL;
   }
   queues->fd = fd;
+  queues->refuse_fault = fault && strcmp (fault, "refuse") == 0;
   queues->device = device;
   queues->count = count;
   queues->ended_fd = -1;

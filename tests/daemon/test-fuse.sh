@@ -6,14 +6,18 @@
 # when unmounted, a daemon killed mid-request leaving I/O failing rather
 # than hanging, and the error messages.
 #
-# Usage: test-fuse.sh classic|uring|auto-off
-#   classic   --transport classic (libfuse's loop)
-#   uring     --transport uring, with enable_uring turned on for the run
-#   auto-off  the default transport (auto) with enable_uring turned off:
-#             it must fall back to classic, and --transport uring must
-#             fail, however it is given
-# The last two change /sys/module/fuse/parameters/enable_uring and put it
-# back at exit (tests/lib/enable-uring.sh).
+# Usage: test-fuse.sh classic|uring|auto-off|uring-refused
+#   classic        --transport classic (libfuse's loop)
+#   uring          --transport uring, with enable_uring turned on
+#   auto-off       the default transport (auto) with enable_uring turned
+#                  off: it must fall back to classic, and --transport uring
+#                  must fail, however it is given
+#   uring-refused  auto with enable_uring on, but the kernel made to refuse
+#                  the ring registrations (CSWAP_FUSE_URING_FAULT=refuse):
+#                  after answering INIT itself the daemon must serve with
+#                  read()/write() on /dev/fuse, and --transport uring fail
+# All but classic change /sys/module/fuse/parameters/enable_uring and put
+# it back at exit (tests/lib/enable-uring.sh).
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/enable-uring.sh"
@@ -59,8 +63,14 @@ case $mode in
     transport_args=()
     transport_line="transport: classic"
     ;;
+  uring-refused)
+    enable_uring_set Y || skip "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
+    export CSWAP_FUSE_URING_FAULT=refuse
+    transport_args=()
+    transport_line="transport: read/write on /dev/fuse, [0-9]+ threads \(no io_uring: the kernel refused"
+    ;;
   *)
-    echo "Bail out! usage: $0 classic|uring|auto-off"
+    echo "Bail out! usage: $0 classic|uring|auto-off|uring-refused"
     exit 1
     ;;
 esac
@@ -80,7 +90,7 @@ write_past_end_fails () {
   local message
   message=$(dd if=/dev/zero of="$mnt/swap" bs=4096 seek=$((size / 4096)) \
               count=1 conv=notrunc status=none 2>&1) && return 1
-  echo "# $message"
+  sed "s/^/# /" <<<"$message"
   grep -q 'File too large' <<<"$message"
 }
 
@@ -103,7 +113,7 @@ fails_with () {
     echo "# cswap-fuse $* succeeded"
     return 1
   fi
-  echo "# $message"
+  sed "s/^/# /" <<<"$message"
   grep -q -- "$pattern" <<<"$message"
 }
 
@@ -132,6 +142,12 @@ if [ "$mode" = auto-off ]; then
   printf 'size = 64M\ntransport = uring\n' >"$config"
   check "transport = uring in the config file fails clearly while enable_uring is N" \
     fails_with "$off" --config "$config" "$mnt"
+fi
+if [ "$mode" = uring-refused ]; then
+  check "--transport uring fails clearly when the kernel refuses the ring" \
+    fails_with "transport=uring: the kernel refused the ring registration" \
+    --transport uring --size 64M "$mnt"
+  check "and leaves nothing mounted" not mounted
 fi
 
 # Starts cswap-fuse with the mode's transport and ARGS, waits for the mount.
