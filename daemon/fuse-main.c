@@ -4,10 +4,12 @@
  *   losetup --direct-io=on --show -f /run/cswap/swap
  *
  * This file reads the command line, checks the mount point, makes the
- * store, mounts, and runs libfuse's multithreaded loop until the file
- * system is unmounted or a SIGTERM/SIGINT arrives; it then prints the
- * stats line and frees everything.  The operations themselves are in
- * fuse-ops.c.
+ * store, mounts, and serves until the file system is unmounted or a
+ * SIGTERM/SIGINT arrives; it then prints the stats line and frees
+ * everything.  It serves through one of two transports (transport=,
+ * cswap-fuse(8) TRANSPORTS): libfuse's multithreaded loop over fuse-ops.c
+ * (classic), or FUSE over io_uring without libfuse's loop
+ * (fuse-raw-serve.c).  The file's rules are device.c's either way.
  *
  * The device options are the nbdkit plugin's (options.c is shared), taken
  * as --key=value, --key value or -o key=value; the keys are read from
@@ -18,9 +20,13 @@
  * still reach the terminal, and the cheap checks (arguments, mount point)
  * run before the store is made.
  *
- * Locking: none.  main() is single-threaded until the loop starts, and the
- * loop's worker threads run only fuse-ops.c; the control thread
- * (control/server.c, started after fuse_daemonize()) uses only the store.
+ * Locking: none.  main() is single-threaded until serving starts, and
+ * the serving threads (libfuse's workers, or fuse-raw-serve.c's, all
+ * started after fuse_daemonize()) run only the transport and device.c;
+ * the control thread (control/server.c, also started after
+ * fuse_daemonize()) uses only the store.  On the io_uring path, INIT is
+ * read and answered and the rings are made before fuse_daemonize(), with
+ * no thread yet.
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,6 +43,8 @@
 #include "control.h"
 #include "memory-safety.h"
 #include "fuse-ops.h"
+#include "fuse-raw-serve.h"
+#include "fuse-uring.h"
 #include "options.h"
 #include "parse.h"
 #include "service-notify.h"
@@ -50,6 +58,11 @@
 #define DEFAULT_MOUNT_OPTIONS "-ofsname=cswap,subtype=cswap,default_permissions"
 
 #define MAX_WORKER_THREADS 1000
+
+/* Threads serving with read()/write() when io_uring was asked for but the
+ * kernel refused the ring after INIT (--threads overrides).
+ */
+#define DEFAULT_RAW_FALLBACK_THREADS 4
 
 /* What the command line says besides FUSE's own options (-f, -d, -s,
  * -o clone_fd, …), which fuse_parse_cmdline() reads afterwards.
@@ -220,7 +233,8 @@ usage (void)
   for (const char *line = options_help; *line; ) {
     int len = strcspn (line, "\n");
 
-    printf ("    --%.*s\n", len, line);
+    /* A line that goes on with the option above has no key. */
+    printf ("    %s%.*s\n", line[0] == ' ' ? "  " : "--", len, line);
     line += len + (line[len] == '\n');
   }
   printf ("\n%s options:\n"
@@ -269,16 +283,17 @@ check_mountpoint (const char *mountpoint)
   return 0;
 }
 
-/* Returns 0 once the file system is unmounted or a signal stopped the
- * loop, or -1 on error.
+/* The classic transport: libfuse's loop.  Returns 0 once the file system
+ * is unmounted or a signal stopped the loop, or -1 on error.
  */
 static int
-serve (struct fuse_session *session, const struct fuse_cmdline_opts *fuse,
+serve_classic (struct fuse_session *session, const struct fuse_cmdline_opts *fuse,
        unsigned max_threads)
 {
   struct fuse_loop_config *config;
   int r;
 
+  fprintf (stderr, "%s: transport: classic\n", PROGRAM_NAME);
   if (fuse->singlethread)
     r = fuse_session_loop (session);
   else {
@@ -308,6 +323,34 @@ serve (struct fuse_session *session, const struct fuse_cmdline_opts *fuse,
     return -1;
   }
   return 0;
+}
+
+/* Whether to serve without libfuse's loop (io_uring, fuse-raw-serve.h):
+ * 1 yes, 0 no (classic), -1 after printing why transport=uring cannot be.
+ */
+static int
+choose_raw_transport (enum fuse_transport_choice choice)
+{
+  const char *why;
+
+  switch (choice) {
+  case TRANSPORT_CLASSIC:
+    return 0;
+  case TRANSPORT_AUTO:
+    return fuse_uring_enabled (NULL);
+  case TRANSPORT_URING:
+    if (fuse_uring_enabled (&why))
+      return 1;
+    fprintf (stderr, "%s: transport=uring: %s\n", PROGRAM_NAME, why);
+    return -1;
+  }
+  return 0;
+}
+
+static bool
+session_exited (void *session)
+{
+  return fuse_session_exited (session);
 }
 
 /* cswap-fuse --check-config FILE: the whole check, nothing started. */
@@ -340,11 +383,12 @@ main (int argc, char *argv[])
   struct fuse_args args = FUSE_ARGS_INIT (argc, argv);
   struct fuse_cmdline_opts fuse = { 0 };
   struct command_line cl = { 0 };
-  struct fuse_device device = { 0 };
+  struct device device = { 0 };
   struct fuse_session *session = NULL;
+  struct raw_server *raw_server = NULL;
   struct control_server *control = NULL;
   bool mounted = false, handling_signals = false;
-  int status = EXIT_FAILURE;
+  int status = EXIT_FAILURE, raw;
   const char *why, *warning;
 
   if (argc >= 2 && (strcmp (argv[1], "--check-config") == 0
@@ -384,6 +428,9 @@ main (int argc, char *argv[])
   }
   if (check_mountpoint (cl.mountpoint) == -1)
     goto out;
+  raw = choose_raw_transport (cl.device.transport);
+  if (raw == -1)
+    goto out;
 
   device.owner_uid = getuid ();
   device.owner_gid = getgid ();
@@ -412,6 +459,17 @@ main (int argc, char *argv[])
   if (fuse_session_mount (session, cl.mountpoint) == -1)
     goto out;
   mounted = true;
+  /* Before fuse_daemonize(), so that its errors reach the terminal; its
+   * threads start in raw_server_run().
+   */
+  if (raw) {
+    raw_server = raw_server_open (fuse_session_fd (session), &device,
+                                  cl.device.transport == TRANSPORT_URING,
+                                  cl.max_threads ? cl.max_threads
+                                                 : DEFAULT_RAW_FALLBACK_THREADS);
+    if (raw_server == NULL)
+      goto out;
+  }
   if (fuse_daemonize (fuse.foreground) == -1)
     goto out;
   /* After fuse_daemonize(): neither threads nor memory locks survive its
@@ -435,10 +493,12 @@ main (int argc, char *argv[])
     goto out;
   }
 
-  if (serve (session, &fuse, cl.max_threads) == 0)
+  if (raw_server ? raw_server_run (raw_server, session_exited, session) == 0
+                 : serve_classic (session, &fuse, cl.max_threads) == 0)
     status = EXIT_SUCCESS;
 
  out:
+  raw_server_close (raw_server);
   service_notify_stop ();
   control_server_stop (control);
   if (mounted)

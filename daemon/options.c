@@ -38,6 +38,10 @@ const char options_help[] =
   "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n"
   "compact=auto|off          Compact the pool by itself (default auto).\n"
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
+  "transport=auto|uring|classic\n"
+  "                          cswap-fuse: FUSE over io_uring or libfuse's\n"
+  "                          loop (default auto: io_uring if the kernel\n"
+  "                          allows it); the nbdkit plugin ignores it.\n"
   "ctl-uid=UID               A user besides root allowed on the socket.\n"
   "ctl=PATH|none             Control socket (default /run/cswap/NAME.sock).";
 
@@ -130,6 +134,16 @@ options_set (struct cswap_options *options, const char *key,
     parse_size (value, &c->reserve_bytes, &reason);
   else if (strcmp (key, "lock-memory") == 0)
     parse_yes_no (value, &options->lock_memory, &reason);
+  else if (strcmp (key, "transport") == 0) {
+    if (strcmp (value, "auto") == 0)
+      options->transport = TRANSPORT_AUTO;
+    else if (strcmp (value, "uring") == 0)
+      options->transport = TRANSPORT_URING;
+    else if (strcmp (value, "classic") == 0)
+      options->transport = TRANSPORT_CLASSIC;
+    else
+      reason = "use auto, uring or classic";
+  }
   else if (strcmp (key, "accept-threshold") == 0) {
     if (parse_int64 (value, 1, 100, &number, &reason) == 0)
       c->accept_threshold_percent = number;

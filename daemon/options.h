@@ -14,12 +14,23 @@
 #include "control.h"
 #include "store.h"
 
+/* How cswap-fuse talks to the kernel (cswap-fuse(8), TRANSPORTS); the
+ * nbdkit plugin takes the key and ignores it, so that one cswap.conf
+ * serves both.
+ */
+enum fuse_transport_choice {
+  TRANSPORT_AUTO,               /* io_uring if the kernel allows, else classic */
+  TRANSPORT_URING,              /* io_uring or fail */
+  TRANSPORT_CLASSIC,            /* libfuse's loop */
+};
+
 struct cswap_options {
   struct store_config store;
   bool level_given;
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
   bool lock_memory;             /* memory-safety.h, after any fork */
+  enum fuse_transport_choice transport;
 };
 
 /* The text of nbdkit's config_help and of cswap-fuse --help. */

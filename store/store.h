@@ -150,11 +150,12 @@ extern void store_stats (struct store *store, struct store_stats *stats);
  */
 extern uint64_t store_pages_stored (struct store *store);
 
-/* Request latency as the front ends see it: from a request's arrival in
- * the daemon to its reply sent, one histogram per kind.  The front ends
- * record it (the store cannot see the transport); the store keeps it
- * beside its counters so that every view of the device shows it.  The
- * time a request waited in the kernel before the daemon took it is the
+/* Request latency as the front ends see it: a request's time in the
+ * daemon, from the front end taking it to its result (the FUSE
+ * transport's receive and reply, and nbdkit's socket I/O, aside), one
+ * histogram per kind.  The front ends record it (the store cannot see the
+ * transport); the store keeps it beside its counters so that every view
+ * of the device shows it.  The time a request spent in the kernel is the
  * block layer's time (/sys/block/DEV/stat) less this.
  */
 enum store_request {

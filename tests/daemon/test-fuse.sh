@@ -1,11 +1,28 @@
 #!/bin/bash
-# cswap: cswap-fuse end to end — mount, random I/O checked against a
-# reference (fuse-io), the operations a fixed-size device file refuses, a
-# final punch of the whole file, a clean stop on SIGTERM with the exit stats
-# line showing no page and no pool memory left, and the error messages.
+# cswap: cswap-fuse end to end on one transport — mount, random I/O checked
+# against a reference (fuse-io), the operations a fixed-size device file
+# refuses, a final punch of the whole file, a clean stop on SIGTERM with the
+# exit stats line showing no page and no pool memory left, a clean exit
+# when unmounted, a daemon killed mid-request leaving I/O failing rather
+# than hanging, and the error messages.
+#
+# Usage: test-fuse.sh classic|uring|auto-off|uring-refused
+#   classic        --transport classic (libfuse's loop)
+#   uring          --transport uring, with enable_uring turned on
+#   auto-off       the default transport (auto) with enable_uring turned
+#                  off: it must fall back to classic, and --transport uring
+#                  must fail, however it is given
+#   uring-refused  auto with enable_uring on, but the kernel made to refuse
+#                  the ring registrations (CSWAP_FUSE_URING_FAULT=refuse):
+#                  after answering INIT itself the daemon must serve with
+#                  read()/write() on /dev/fuse, and --transport uring fail
+# All but classic change /sys/module/fuse/parameters/enable_uring and put
+# it back at exit (tests/lib/enable-uring.sh).
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/enable-uring.sh"
 
+mode=${1:-classic}
 [ "$(id -u)" -eq 0 ] || skip "mounting the device file needs root"
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
@@ -17,24 +34,63 @@ size=$((64 * 1024 * 1024))
 mnt=$(mktemp -d)
 log=$(mktemp)
 out=$(mktemp)
+config=$(mktemp)
 pid=
+writer=
+# shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup () {
+  [ -n "$writer" ] && kill "$writer" 2>/dev/null
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   grep -qs " $mnt fuse" /proc/mounts && fusermount3 -u -z "$mnt"
   rmdir "$mnt"
-  rm -f "$log" "$out"
+  rm -f "$log" "$out" "$config"
+  enable_uring_restore
 }
 trap cleanup EXIT
 
+case $mode in
+  classic)
+    transport_args=(--transport classic)
+    transport_line="transport: classic"
+    ;;
+  uring)
+    enable_uring_set Y || skip "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
+    transport_args=(--transport uring)
+    transport_line="transport: io_uring, [0-9]+ queues"
+    ;;
+  auto-off)
+    enable_uring_set N || skip "cannot turn FUSE over io_uring off ($ENABLE_URING_PARAM)"
+    transport_args=()
+    transport_line="transport: classic"
+    ;;
+  uring-refused)
+    enable_uring_set Y || skip "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
+    export CSWAP_FUSE_URING_FAULT=refuse
+    transport_args=()
+    transport_line="transport: read/write on /dev/fuse, [0-9]+ threads \(no io_uring: the kernel refused"
+    ;;
+  *)
+    echo "Bail out! usage: $0 classic|uring|auto-off|uring-refused"
+    exit 1
+    ;;
+esac
+
 not () {
   ! "$@"
+}
+
+# Runs ARGS, which must fail within 10 s (a timeout is a hang, not a failure).
+fails_quickly () {
+  timeout 10 "$@"
+  local status=$?
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
 }
 
 write_past_end_fails () {
   local message
   message=$(dd if=/dev/zero of="$mnt/swap" bs=4096 seek=$((size / 4096)) \
               count=1 conv=notrunc status=none 2>&1) && return 1
-  echo "# $message"
+  sed "s/^/# /" <<<"$message"
   grep -q 'File too large' <<<"$message"
 }
 
@@ -57,7 +113,7 @@ fails_with () {
     echo "# cswap-fuse $* succeeded"
     return 1
   fi
-  echo "# $message"
+  sed "s/^/# /" <<<"$message"
   grep -q -- "$pattern" <<<"$message"
 }
 
@@ -72,18 +128,48 @@ check "an unknown option is named" \
 check "an unknown -o option is named" \
   fails_with "frobnicate" -o frobnicate=1 --size 64M "$mnt"
 check "size is required" fails_with "size=SIZE is required" "$mnt"
+check "an unknown transport is named" \
+  fails_with "transport=bogus: use auto, uring or classic" \
+  --transport=bogus --size 64M "$mnt"
+if [ "$mode" = auto-off ]; then
+  off="transport=uring: FUSE over io_uring is off"
+  check "--transport=uring fails clearly while enable_uring is N" \
+    fails_with "$off" --transport=uring --size 64M "$mnt"
+  check "--transport uring fails clearly while enable_uring is N" \
+    fails_with "$off" --transport uring --size 64M "$mnt"
+  check "-o transport=uring fails clearly while enable_uring is N" \
+    fails_with "$off" -o transport=uring --size 64M "$mnt"
+  printf 'size = 64M\ntransport = uring\n' >"$config"
+  check "transport = uring in the config file fails clearly while enable_uring is N" \
+    fails_with "$off" --config "$config" "$mnt"
+fi
+if [ "$mode" = uring-refused ]; then
+  check "--transport uring fails clearly when the kernel refuses the ring" \
+    fails_with "transport=uring: the kernel refused the ring registration" \
+    --transport uring --size 64M "$mnt"
+  check "and leaves nothing mounted" not mounted
+fi
 
-"$cswap_fuse" -f --size "$size" -o codec=lz4 --threads 8 "$mnt" 2>"$log" &
-pid=$!
-for _ in $(seq 100); do
-  mounted && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-mounted || { echo "Bail out! cswap-fuse did not mount"; cat "$log" >&2; exit 1; }
+# Starts cswap-fuse with the mode's transport and ARGS, waits for the mount.
+start_daemon () {
+  "$cswap_fuse" -f --size "$size" -o ctl=none "${transport_args[@]}" "$@" \
+    "$mnt" 2>"$log" &
+  pid=$!
+  for _ in $(seq 100); do
+    mounted && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "Bail out! cswap-fuse did not mount"
+  cat "$log" >&2
+  exit 1
+}
 
+start_daemon -o codec=lz4 --threads 8
 check "the mount holds one file, swap, of the device's size, mode 0600" \
   test "$(ls "$mnt")" = swap -a "$(stat -c '%s %a' "$mnt/swap")" = "$size 600"
+check "cswap-fuse says which transport it uses ($transport_line)" \
+  grep -qE "^cswap-fuse: $transport_line" "$log"
 check "mounting again on the same directory is refused" \
   fails_with "already a mount point" --size 64M "$mnt"
 
@@ -122,5 +208,38 @@ stats=$(grep '^cswap: stats' "$log")
 echo "# $stats"
 check "after punching everything cswap-fuse holds no page and no pool memory" \
   stats_show_nothing_held
+
+# Unmounted from outside: the daemon sees the connection end and exits 0.
+start_daemon
+check "writing through a fresh mount works" \
+  dd if=/dev/urandom of="$mnt/swap" bs=64k count=16 oflag=direct conv=notrunc status=none
+check "fusermount3 -u unmounts" fusermount3 -u "$mnt"
+timeout 20 tail --pid="$pid" -f /dev/null
+wait "$pid"
+exit_status=$?
+pid=
+check "cswap-fuse exits 0 once unmounted ($exit_status)" test "$exit_status" -eq 0
+check "and prints its stats line" grep -q '^cswap: stats ' "$log"
+
+# Killed mid-request: I/O must fail (ENOTCONN), not hang, and a lazy
+# unmount must clear the mount.
+start_daemon
+# Exits 3 once a dd fails; 124 from timeout would mean a hang.
+timeout 60 sh -c "while dd if=/dev/urandom of='$mnt/swap' bs=64k count=1024 \
+  oflag=direct conv=notrunc status=none; do :; done; exit 3" 2>/dev/null &
+writer=$!
+sleep 1
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+pid=
+wait "$writer"
+writer_status=$?
+writer=
+check "a writer stops with an error when the daemon is killed ($writer_status)" \
+  test "$writer_status" -eq 3
+check "reading the file then fails instead of hanging" \
+  fails_quickly dd if="$mnt/swap" of=/dev/null bs=4k count=1 iflag=direct status=none
+check "fusermount3 -u -z clears the dead mount" fusermount3 -u -z "$mnt"
+check "and nothing is left mounted" not mounted
 
 done_testing

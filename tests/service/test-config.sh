@@ -29,7 +29,8 @@ declare -A good=(
   [max-zspage-pages]=4 [backing]=$dir/backing [backing-size]=64M
   [backing-prealloc]=no [accept-threshold]=80 [writeback-batch]=32
   [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
-  [lock-memory]=no [compact]=off [compact-threshold]=25 [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
+  [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
+  [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -39,7 +40,8 @@ declare -A bad=(
   [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
   [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
   [lock-memory]="maybe|yes or no" [compact]="sometimes|auto or off"
-  [compact-threshold]="0|" [frontend]="tcp|fuse or nbd"
+  [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
+  [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
 )
 

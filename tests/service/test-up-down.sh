@@ -31,6 +31,12 @@ EOF2
 
 swap_lock
 [[ $(wc -l </proc/swaps) -le 1 ]] || skip_all "other swap devices are active"
+# `cswap up` turns FUSE over io_uring on: put back what was there, last.
+source "$CSWAP_SOURCE_ROOT/tests/lib/enable-uring.sh"
+if enable_uring_save; then
+  cleanup_push enable_uring_restore
+  enable_uring_set N
+fi
 # Whatever happens, down at the end (after the memcg is gone).
 final_down () { "${cswap[@]}" --timeout 120 down >&2; }
 cleanup_push final_down
@@ -48,6 +54,12 @@ check "$dev has direct I/O" test "$(cat "/sys/block/${dev#/dev/}/loop/dio")" = 1
 check "$dev is backed by the FUSE file" \
   eval 'losetup -n -O BACK-FILE "$dev" | grep -q "/mnt/swap"'
 check "the daemon $pid runs" kill -0 "$pid"
+if [[ -n $enable_uring_saved ]]; then
+  check "cswap up turned FUSE over io_uring on" \
+    test "$(cat "$ENABLE_URING_PARAM")" = Y
+  check "and the daemon serves over it" \
+    grep -q "^cswap-fuse: transport: io_uring" "$CSWAP_STATE_DIR/daemon.log"
+fi
 
 "${cswap[@]}" up >"$CLEANUP_DIR/up2.out" 2>&1
 status=$?

@@ -10,6 +10,8 @@
 # through the control socket while swap is still on).
 #
 # Usage: test-swap.sh nbdkit|fuse [DEVICE-OPTION=VALUE…]
+# With transport=uring among the options, enable_uring is turned on for
+# the run (and skipped if it cannot be).
 # Environment: SWAP_TEST_BACKING_DIR=DIR adds backing=a fresh file in DIR
 # (removed at exit); SWAP_STATS_CHECKS="FIELD-OP-NUMBER …" (OP one of
 # -gt -ge -le -lt -eq, e.g. written_back_pages-gt-0) checks more fields of
@@ -30,6 +32,15 @@ require_cmd losetup mkswap swapon fusermount3
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 work=$CLEANUP_DIR/$front_end
 device_options=("${extra_options[@]}")
+# transport=uring needs FUSE over io_uring on for the run: taken after the
+# swap lock (another swap test may hold it for long), put back at exit,
+# after the daemon has stopped.
+if [[ " ${device_options[*]} " == *" transport=uring "* ]]; then
+  source "$(dirname "$0")/../lib/enable-uring.sh"
+  swap_lock
+  cleanup_push enable_uring_restore
+  enable_uring_set Y || skip_all "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
+fi
 if [[ -n ${SWAP_TEST_BACKING_DIR:-} ]]; then
   backing=$(mktemp "$SWAP_TEST_BACKING_DIR/cswap-swap-backing.XXXXXX") || bail_out "mktemp"
   cleanup_push rm -f "$backing"

@@ -1,0 +1,115 @@
+/* cswap: what the file MOUNT/swap is, whatever carries the requests.
+ *
+ * The mount holds a root directory with a single file, "swap", whose
+ * bytes are the store's device: `losetup --direct-io=on MOUNT/swap` makes
+ * it a block device for mkswap and swapon.  Nothing can be created,
+ * renamed, removed or resized (EPERM); a write that starts at or past the
+ * end fails with EFBIG; discards arrive as fallocate(PUNCH_HOLE|KEEP_SIZE)
+ * and free the store's pages; allocating fallocate modes are EOPNOTSUPP.
+ *
+ * This is the one place those rules live.  Two adapters speak FUSE on
+ * top of it: fuse-ops.c through libfuse (the classic transport) and
+ * fuse-raw-dispatch.c on raw FUSE messages (io_uring and its read/write
+ * fallback).  Every function returns a result or a negative errno and
+ * never replies itself.
+ *
+ * Locking: none.  The name space and attributes are constant, so requests
+ * on any number of threads share only the store, which is thread-safe.
+ */
+#ifndef CSWAP_DEVICE_H
+#define CSWAP_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "page.h"
+#include "store.h"
+
+#define DEVICE_ROOT_INO 1       /* FUSE_ROOT_ID */
+#define DEVICE_SWAP_INO 2
+#define DEVICE_SWAP_NAME "swap"
+
+/* The kernel caps one request at 256 pages; asking for that keeps the
+ * number of round trips for large swap-outs down.
+ */
+#define DEVICE_MAX_IO_BYTES (256 * CSWAP_PAGE_SIZE)
+
+/* The name never changes: the kernel may cache it for as long as it likes.
+ * The attributes are constant too, except st_blocks (the pages stored),
+ * which is worth seeing fresh in `du`.
+ */
+#define DEVICE_ENTRY_TIMEOUT_S 86400
+#define DEVICE_ATTR_TIMEOUT_S 1
+
+/* What every request needs.  Set before serving starts and never changed
+ * while it runs.
+ */
+struct device {
+  struct store *store;
+  uid_t owner_uid;              /* the file and the root belong to the */
+  gid_t owner_gid;              /* user who mounted them */
+  struct timespec mount_time;   /* reported as every time stamp */
+};
+
+/* Attributes of INO (the root or the file; any other number is taken as
+ * the file, as the kernel only asks about inodes it looked up).
+ */
+extern void device_attr (const struct device *device, uint64_t ino,
+                         struct stat *st);
+
+/* The inode NAME in PARENT names, or -ENOENT. */
+extern int64_t device_lookup (uint64_t parent, const char *name);
+
+/* Which attribute changes setattr asks for. */
+struct device_attr_change {
+  bool size, mode, uid, gid;
+  struct stat to;
+};
+
+/* 0 if the change leaves INO as it is (time stamps are ignored, so that
+ * touch works), -EPERM otherwise.
+ */
+extern int device_setattr (const struct device *device, uint64_t ino,
+                           const struct device_attr_change *change);
+
+/* 0 if INO may be opened with open(2) FLAGS, else -EISDIR or -EPERM
+ * (O_TRUNC: the size is the device's).  An open file is always direct I/O
+ * (no page-cache copy of swapped pages: it would be uncompressed), keeps
+ * no cache, needs no flush, and takes writes in parallel (the store locks
+ * per page).
+ */
+extern int device_open (uint64_t ino, int flags);
+
+/* The directory's entries, in order; readdir offsets are index + 1. */
+struct device_dir_entry {
+  const char *name;
+  uint64_t ino;
+  mode_t type;
+};
+extern const struct device_dir_entry device_dir_entries[];
+extern const size_t device_dir_entry_count;
+
+/* Reads up to SIZE bytes at OFFSET into BUF: returns the bytes read
+ * (short at the end of the device, 0 past it) or a negative errno.
+ */
+extern int64_t device_read (const struct device *device, void *buf,
+                            size_t size, uint64_t offset);
+
+/* Writes SIZE bytes: returns the bytes written (short across the end),
+ * -EFBIG at or past the end, or the store's error (-ENOSPC when full,
+ * which also goes to full-warning.h).
+ */
+extern int64_t device_write (const struct device *device, const void *buf,
+                             size_t size, uint64_t offset);
+
+/* fallocate(2) MODE over the range: 0 or a negative errno. */
+extern int device_fallocate (const struct device *device, int mode,
+                             uint64_t offset, uint64_t length);
+
+extern void device_statfs (const struct device *device, struct statvfs *sv);
+
+#endif /* CSWAP_DEVICE_H */

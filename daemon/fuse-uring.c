@@ -1,0 +1,417 @@
+/* cswap: the FUSE-over-io_uring queues (fuse-uring.h).
+ *
+ * Each queue's thread is free to run on any CPU: pinned to its queue's
+ * CPU, it waited behind whatever else ran there while the other CPU idled
+ * (fio on a busy 2-CPU machine: random 4 KiB reads at QD1 were 15% and
+ * 35% slower pinned, in two interleaved rounds).  The thread:
+ *  1. submits a REGISTER for each of its entries and a poll on the stop
+ *     eventfd, and reports whether the kernel refused a registration at
+ *     once (it does so synchronously: wrong sizes, io_uring disabled);
+ *  2. loops: one io_uring_submit_and_wait() sends the replies prepared
+ *     in the last round and waits; every completion with res 0 is a
+ *     request in its entry, dispatched (fuse-raw-dispatch.c) straight
+ *     into the entry's buffers and answered with COMMIT_AND_FETCH, which
+ *     also gives the entry back for the next request;
+ *  3. ends when the stop poll completes, or when every entry has ended
+ *     (a negative res: the connection is gone), which it reports through
+ *     the caller's eventfd.
+ * The rings are made by uring_queues_create(), before the daemon forks
+ * (the io_uring fd and its mappings are inherited); the threads only after.
+ *
+ * Threads and locking: each ring, its entries and buffers belong to one
+ * thread only.  The threads share the device (thread-safe) and, while
+ * starting, `lock`, which guards `reports` and `first_error`; the starter
+ * waits on `reported` until every thread has reported.  No other lock,
+ * and no lock is held while serving.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/param.h>
+#include <unistd.h>
+
+#include "fuse-raw.h"
+#include "fuse-uring-abi.h"
+#include "fuse-uring.h"
+#include "memory-safety.h"
+
+#define ENABLE_URING_PARAMETER "/sys/module/fuse/parameters/enable_uring"
+#define POSSIBLE_CPUS "/sys/devices/system/cpu/possible"
+
+/* Requests in flight per queue: while the thread serves one, the kernel
+ * can fill the others, and the thread then takes them in one round.
+ */
+#define ENTRIES_PER_QUEUE 8
+
+/* The stop poll's user_data; entries' are their addresses. */
+#define STOP_TAG 0
+
+struct uring_entry {
+  struct uring_queue *queue;
+  struct fuse_uring_req_header *header;
+  void *payload;                /* RAW_PAYLOAD_BYTES */
+  struct iovec iov[2];          /* what REGISTER points the kernel at */
+};
+
+struct uring_queue {
+  struct uring_queues *owner;
+  unsigned qid;
+  struct io_uring ring;
+  bool ring_made;
+  pthread_t thread;
+  bool started;
+  struct uring_entry entries[ENTRIES_PER_QUEUE];
+};
+
+struct uring_queues {
+  int fd;                       /* /dev/fuse */
+  bool refuse_fault;            /* CSWAP_FUSE_URING_FAULT=refuse (fuse-uring.h) */
+  const struct device *device;
+  int stop_fd;                  /* eventfd: readable once stopping */
+  int ended_fd;                 /* the caller's: written when all ended */
+  pthread_mutex_t lock;
+  pthread_cond_t reported;
+  unsigned reports;             /* threads that said how REGISTER went */
+  int first_error;              /* the first refusal, negative; or 0 */
+  unsigned count;
+  struct uring_queue queues[];
+};
+
+static char why_buffer[160];
+
+bool
+fuse_uring_enabled (const char **why)
+{
+  FILE *f = fopen (ENABLE_URING_PARAMETER, "re");
+  int c = f ? fgetc (f) : EOF;
+
+  if (f)
+    fclose (f);
+  if (c == 'Y')
+    return true;
+  if (why && f == NULL)
+    *why = "this kernel has no FUSE over io_uring ("
+           ENABLE_URING_PARAMETER " is missing)";
+  else if (why)
+    *why = "FUSE over io_uring is off (" ENABLE_URING_PARAMETER
+           " is N; root can write Y to it)";
+  return false;
+}
+
+/* The kernel has a queue per possible CPU, numbered by CPU. */
+static unsigned
+possible_cpus (void)
+{
+  FILE *f = fopen (POSSIBLE_CPUS, "re");
+  char list[256];
+  const char *last;
+  bool got = f && fgets (list, sizeof list, f);
+
+  if (f)
+    fclose (f);
+  if (!got)
+    return 0;
+  /* "0-3" or "0,2-5": the highest CPU ends the list. */
+  last = list + strcspn (list, "\n");
+  while (last > list && last[-1] >= '0' && last[-1] <= '9')
+    last--;
+  return strtoul (last, NULL, 10) + 1;
+}
+
+static void
+prep_fuse_command (struct io_uring_sqe *sqe, struct uring_entry *entry,
+                   enum fuse_uring_cmd command, uint64_t commit_id)
+{
+  const struct fuse_uring_cmd_req request = {
+    .commit_id = commit_id,
+    .qid = entry->queue->qid,
+  };
+
+  /* An SQE128 slot is two struct io_uring_sqe; the command area starts
+   * at the `cmd` field and runs to the end of the slot.
+   */
+  memset (sqe, 0, 2 * sizeof *sqe);
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = entry->queue->owner->fd;
+  sqe->cmd_op = command;
+  sqe->user_data = (uintptr_t) entry;
+  if (command == FUSE_IO_URING_CMD_REGISTER) {
+    sqe->addr = (uintptr_t) entry->iov;
+    /* The header and the payload; one iovec only is a registration the
+     * kernel refuses (EINVAL), for the fault test.
+     */
+    sqe->len = entry->queue->owner->refuse_fault ? 1 : 2;
+  }
+  memcpy ((char *) sqe + offsetof (struct io_uring_sqe, cmd), &request,
+          sizeof request);
+}
+
+/* Serves the request the kernel put in ENTRY and queues its reply (the
+ * SQE goes out with the next submit).
+ */
+static void
+serve_entry (struct uring_entry *entry)
+{
+  struct uring_queue *queue = entry->queue;
+  struct fuse_uring_req_header *header = entry->header;
+  const struct fuse_in_header *in = (const void *) header->in_out;
+  uint64_t commit_id = header->ring_ent_in_out.commit_id;
+  struct raw_request request = {
+    .in = in,
+    .op_args = header->op_in,
+    .payload = entry->payload,
+    .payload_size = MIN (header->ring_ent_in_out.payload_sz,
+                         RAW_PAYLOAD_BYTES),
+  };
+  struct raw_reply reply = {
+    .payload = entry->payload,
+    .payload_capacity = RAW_PAYLOAD_BYTES,
+  };
+  struct io_uring_sqe *sqe;
+
+  raw_dispatch (queue->owner->device, &request, &reply);
+  if (reply.none)               /* never on a ring; refuse, to go on */
+    reply.out = (struct fuse_out_header) { .error = -EINVAL,
+                                           .unique = in->unique };
+  reply.out.len = sizeof reply.out + reply.payload_size;
+  memcpy (header->in_out, &reply.out, sizeof reply.out);
+  header->ring_ent_in_out.payload_sz = reply.payload_size;
+
+  /* The SQ has a slot per entry, and an entry has at most one command
+   * outstanding: there is always room.
+   */
+  sqe = io_uring_get_sqe (&queue->ring);
+  prep_fuse_command (sqe, entry, FUSE_IO_URING_CMD_COMMIT_AND_FETCH,
+                     commit_id);
+}
+
+/* Registers every entry; returns 0 or the kernel's refusal (negative). */
+static int
+register_entries (struct uring_queue *queue)
+{
+  struct io_uring_sqe *sqe;
+  struct io_uring_cqe *cqe;
+  unsigned head;
+  int r;
+
+  sqe = io_uring_get_sqe (&queue->ring);
+  io_uring_prep_poll_add (sqe, queue->owner->stop_fd, POLLIN);
+  sqe->user_data = STOP_TAG;
+  for (unsigned i = 0; i < ENTRIES_PER_QUEUE; i++)
+    prep_fuse_command (io_uring_get_sqe (&queue->ring), &queue->entries[i],
+                       FUSE_IO_URING_CMD_REGISTER, 0);
+  r = io_uring_submit (&queue->ring);
+  if (r < 0)
+    return r;
+  if (r != ENTRIES_PER_QUEUE + 1)
+    return -EAGAIN;
+  /* Refusals complete during the submit.  Requests that already came
+   * stay in the CQ for the serving loop.
+   */
+  io_uring_for_each_cqe (&queue->ring, head, cqe)
+    if (cqe->user_data != STOP_TAG && cqe->res < 0)
+      return cqe->res;
+  return 0;
+}
+
+static void
+serve (struct uring_queue *queue)
+{
+  unsigned live_entries = ENTRIES_PER_QUEUE;
+  bool stopping = false;
+
+  while (!stopping && live_entries > 0) {
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    int r = io_uring_submit_and_wait (&queue->ring, 1);
+
+    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+      fprintf (stderr, "cswap-fuse: io_uring queue %u: %s\n", queue->qid,
+               strerror (-r));
+      break;
+    }
+    io_uring_for_each_cqe (&queue->ring, head, cqe) {
+      seen++;
+      if (cqe->user_data == STOP_TAG)
+        stopping = true;
+      else if (cqe->res == 0)
+        serve_entry ((struct uring_entry *) (uintptr_t) cqe->user_data);
+      else
+        live_entries--;         /* ENOTCONN and the like: it is over */
+    }
+    io_uring_cq_advance (&queue->ring, seen);
+  }
+  io_uring_submit (&queue->ring);       /* the last round's replies */
+  if (live_entries == 0)
+    eventfd_write (queue->owner->ended_fd, 1);
+}
+
+static void *
+queue_thread_main (void *arg)
+{
+  struct uring_queue *queue = arg;
+  struct uring_queues *owner = queue->owner;
+  int r;
+
+  memory_safety_mark_io_thread ();
+  r = register_entries (queue);
+  pthread_mutex_lock (&owner->lock);
+  if (r < 0 && owner->first_error == 0)
+    owner->first_error = r;
+  owner->reports++;
+  pthread_cond_signal (&owner->reported);
+  pthread_mutex_unlock (&owner->lock);
+  if (r == 0)
+    serve (queue);
+  return NULL;
+}
+
+static int
+make_queue (struct uring_queue *queue)
+{
+  struct io_uring_params params = {
+    .flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32,
+  };
+  int r;
+
+  for (unsigned i = 0; i < ENTRIES_PER_QUEUE; i++) {
+    struct uring_entry *entry = &queue->entries[i];
+
+    entry->queue = queue;
+    entry->header = calloc (1, sizeof *entry->header);
+    entry->payload = aligned_alloc (CSWAP_PAGE_SIZE, RAW_PAYLOAD_BYTES);
+    if (entry->header == NULL || entry->payload == NULL)
+      return -ENOMEM;
+    entry->iov[0] = (struct iovec) { entry->header, sizeof *entry->header };
+    entry->iov[1] = (struct iovec) { entry->payload, RAW_PAYLOAD_BYTES };
+  }
+  /* A slot for every entry's command and one for the stop poll. */
+  r = io_uring_queue_init_params (ENTRIES_PER_QUEUE + 1, &queue->ring,
+                                  &params);
+  if (r == 0)
+    queue->ring_made = true;
+  return r;
+}
+
+struct uring_queues *
+uring_queues_create (int fd, const struct device *device, const char **why)
+{
+  const char *fault = getenv ("CSWAP_FUSE_URING_FAULT");
+  unsigned count = possible_cpus ();
+  struct uring_queues *queues;
+  int r;
+
+  if (count == 0) {
+    *why = "cannot read " POSSIBLE_CPUS;
+    return NULL;
+  }
+  queues = calloc (1, sizeof *queues + count * sizeof queues->queues[0]);
+  if (queues == NULL) {
+    *why = "out of memory";
+    return NULL;
+  }
+  queues->fd = fd;
+  queues->refuse_fault = fault && strcmp (fault, "refuse") == 0;
+  queues->device = device;
+  queues->count = count;
+  queues->ended_fd = -1;
+  pthread_mutex_init (&queues->lock, NULL);
+  pthread_cond_init (&queues->reported, NULL);
+  queues->stop_fd = eventfd (0, EFD_CLOEXEC);
+  if (queues->stop_fd == -1) {
+    snprintf (why_buffer, sizeof why_buffer, "eventfd: %m");
+    *why = why_buffer;
+    uring_queues_destroy (queues);
+    return NULL;
+  }
+  for (unsigned qid = 0; qid < count; qid++) {
+    queues->queues[qid].owner = queues;
+    queues->queues[qid].qid = qid;
+    r = make_queue (&queues->queues[qid]);
+    if (r < 0) {
+      snprintf (why_buffer, sizeof why_buffer,
+                "setting up io_uring queue %u: %s", qid, strerror (-r));
+      *why = why_buffer;
+      uring_queues_destroy (queues);
+      return NULL;
+    }
+  }
+  return queues;
+}
+
+unsigned
+uring_queues_count (const struct uring_queues *queues)
+{
+  return queues->count;
+}
+
+static void
+stop_threads (struct uring_queues *queues)
+{
+  eventfd_write (queues->stop_fd, 1);
+  for (unsigned qid = 0; qid < queues->count; qid++)
+    if (queues->queues[qid].started) {
+      pthread_join (queues->queues[qid].thread, NULL);
+      queues->queues[qid].started = false;
+    }
+}
+
+int
+uring_queues_start (struct uring_queues *queues, int ended_fd)
+{
+  unsigned started = 0;
+  int r = 0;
+
+  queues->ended_fd = ended_fd;
+  for (unsigned qid = 0; qid < queues->count; qid++) {
+    struct uring_queue *queue = &queues->queues[qid];
+
+    r = pthread_create (&queue->thread, NULL, queue_thread_main, queue);
+    if (r) {
+      r = -r;
+      break;
+    }
+    queue->started = true;
+    started++;
+  }
+  pthread_mutex_lock (&queues->lock);
+  while (queues->reports < started)
+    pthread_cond_wait (&queues->reported, &queues->lock);
+  if (started == queues->count)
+    r = queues->first_error;
+  pthread_mutex_unlock (&queues->lock);
+  if (r < 0)
+    stop_threads (queues);
+  return r;
+}
+
+void
+uring_queues_destroy (struct uring_queues *queues)
+{
+  if (queues == NULL)
+    return;
+  if (queues->stop_fd != -1)
+    stop_threads (queues);
+  for (unsigned qid = 0; qid < queues->count; qid++) {
+    struct uring_queue *queue = &queues->queues[qid];
+
+    /* Closing the ring cancels the entries the kernel still holds. */
+    if (queue->ring_made)
+      io_uring_queue_exit (&queue->ring);
+    for (unsigned i = 0; i < ENTRIES_PER_QUEUE; i++) {
+      free (queue->entries[i].header);
+      free (queue->entries[i].payload);
+    }
+  }
+  if (queues->stop_fd != -1)
+    close (queues->stop_fd);
+  pthread_mutex_destroy (&queues->lock);
+  pthread_cond_destroy (&queues->reported);
+  free (queues);
+}
