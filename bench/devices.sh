@@ -153,7 +153,12 @@ setup_device ()
   case $name in
     cswap-nbdkit)  start_nbdkit "$plugin" size=$device_size ctl=none "$@" ;;
     cswap-fuse|cswap-fuse-tier)
-                   start_cswap_fuse size=$device_size ctl=none "$@" ;;
+                   start_cswap_fuse size=$device_size ctl=none transport=classic "$@" ;;
+    cswap-fuse-uring)
+      # FUSE over io_uring: the caller has switched enable_uring on.
+      [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] \
+        || skip_all "FUSE over io_uring is off (/sys/module/fuse/parameters/enable_uring)"
+      start_cswap_fuse size=$device_size ctl=none transport=uring "$@" ;;
     nbdkit-zstd)   start_nbdkit memory size=$device_size allocator=zstd ;;
     nbdkit-sparse) start_nbdkit memory size=$device_size allocator=sparse ;;
     nbdkit-null)   start_nbdkit null size=$device_size ;;
