@@ -177,6 +177,13 @@ setup_device ()
   esac
   if [[ -n $DEV_FILE ]]; then
     DEV=$(attach_loop "$DEV_FILE") || exit
+    # Experiments: LOOP_QUEUE="rq_affinity=0 …" sets the loop device's
+    # block queue attributes.
+    local setting
+    for setting in ${LOOP_QUEUE:-}; do
+      echo "${setting#*=}" >"/sys/block/${DEV#/dev/}/queue/${setting%%=*}" \
+        || bail_out "cannot set $setting on $DEV"
+    done
   fi
 }
 
