@@ -1,9 +1,11 @@
-/* cswap: what store.c and writeback.c share — the store itself.
+/* cswap: what the store's files share (store.c, writeback.c,
+ * deferred.c, auto-compact.c) — the store itself.
  *
- * Lock order (both files): writeback mutex -> slot stripe lock ->
+ * Lock order (all of them): writeback mutex -> slot stripe lock ->
  * { allocator class lock -> allocator pool lock | tier lock }.  Only one
  * slot lock is held at a time; the tier's lock is a leaf.  The writer's
- * wake lock (writeback.c) is never held with any other.
+ * wake lock (writeback.c) and the deferred queue's lock (deferred.c) are
+ * never held with any other.
  */
 #ifndef CSWAP_STORE_INTERNAL_H
 #define CSWAP_STORE_INTERNAL_H
