@@ -5,7 +5,9 @@
 #
 # The caller sets: build (the build directory), plugin and cswap_fuse
 # (the binaries), device_size (e.g. 1G), block_pages (the loop-tmpfs
-# file's pages), log and log_fd (the run log), results (results.jsonl).
+# file's pages), log and log_fd (the run log), results (results.jsonl),
+# and ladder_step (a size, 0 for none: cswap-fuse devices are then swapped
+# on as cswap(8) does, a ladder of loop devices over windows of the file).
 #
 #   note TEXT            a progress line on stderr and in the log
 #   emit JSON            one line into results.jsonl (and stdout)
@@ -13,7 +15,8 @@
 #                        runs FUNCTION in a subshell whose exit runs the
 #                        cleanup stack; a skip or failure becomes a line
 #   setup_device NAME [OPTION=VALUE…]
-#                        sets DEV, and DAEMON_PID/NBDFUSE_PID/ZRAM/ZSWAP
+#                        sets DEV and DEVS, and DAEMON_PID/NBDFUSE_PID/ZRAM/ZSWAP
+#   swap_on_devices      swap on DEVS, at descending priorities
 #   snapshot_cmd, memory_json, daemon_stats_json, run_fio, rss_bytes
 t_start=$SECONDS
 note ()
@@ -64,6 +67,7 @@ rss_bytes ()
 }
 
 # Scenario state, set by setup_device (in the scenario's subshell).
+DEVS=()
 DEV=
 DEV_FILE=
 DAEMON_PID=
@@ -175,7 +179,9 @@ setup_device ()
       ;;
     *) bail_out "unknown device $name" ;;
   esac
-  if [[ -n $DEV_FILE ]]; then
+  if [[ -n $DEV_FILE && $name == cswap-fuse* && ${ladder_step:-0} != 0 ]]; then
+    attach_ladder
+  elif [[ -n $DEV_FILE ]]; then
     DEV=$(attach_loop "$DEV_FILE") || exit
     # Experiments: LOOP_QUEUE="rq_affinity=0 …" sets the loop device's
     # block queue attributes.
@@ -185,6 +191,43 @@ setup_device ()
         || bail_out "cannot set $setting on $DEV"
     done
   fi
+}
+
+# attach_ladder: DEVS, the loop devices of cswap(8)'s ladder over
+# DEV_FILE (its own functions, so that the bench measures what `cswap up`
+# builds); DEV is the first.
+attach_ladder ()
+{
+  local windows offset length dev
+  # shellcheck source=/dev/null  # the configured helper, in the build tree
+  windows=$(source "$build/systemd/cswap" \
+    && ladder_windows "$(stat -c %s "$DEV_FILE")" "$(size_bytes "$ladder_step")") \
+    || bail_out "cannot compute the ladder ($build/systemd/cswap)"
+  while read -r offset length; do
+    dev=$(losetup --direct-io=on --show -f --offset "$offset" \
+            --sizelimit "$length" "$DEV_FILE") || bail_out "losetup $DEV_FILE failed"
+    cleanup_push losetup -d "$dev"
+    DEVS+=("$dev")
+  done <<<"$windows"
+  DEV=${DEVS[0]}
+}
+
+# swap_on_devices: every device of DEVS is swap, the first at priority 100
+# and each next one lower.
+swap_on_devices ()
+{
+  local i
+  [[ ${#DEVS[@]} -gt 0 ]] || DEVS=("$DEV")
+  for i in "${!DEVS[@]}"; do
+    swap_on "${DEVS[$i]}" $((100 - i))
+  done
+}
+
+# swapped_kib FILE: the KiB in use on DEVS in FILE, a copy of /proc/swaps.
+swapped_kib ()
+{
+  awk -v ours=" ${DEVS[*]:-$DEV} " 'index(ours, " " $1 " ") { kib += $4 }
+    END { print kib + 0 }' "$1" 2>/dev/null
 }
 
 # A command for sh that snapshots the device's memory into $WORK/snap.*.

@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "config-file.h"
+#include "page.h"
 #include "parse.h"
 
 #define MAX_KEYS 64
@@ -38,6 +39,7 @@ config_service_init (struct cswap_service *service)
   *service = (struct cswap_service) {
     .frontend = FRONTEND_FUSE,
     .priority = CONFIG_DEFAULT_PRIORITY,
+    .ladder_step = CONFIG_DEFAULT_LADDER_STEP,
   };
   strcpy (service->mountpoint, CONFIG_DEFAULT_MOUNTPOINT);
 }
@@ -98,6 +100,18 @@ service_set (struct cswap_service *service, const char *key,
       return -1;
     }
     strcpy (service->mountpoint, value);
+    return 0;
+  }
+  if (strcmp (key, "ladder-step") == 0) {
+    uint64_t bytes;
+
+    if (parse_size (value, &bytes, reason) == -1)
+      return -1;
+    if (bytes % CSWAP_PAGE_SIZE != 0) {
+      *reason = "a whole number of 4 KiB pages is needed (0: one device)";
+      return -1;
+    }
+    service->ladder_step = bytes;
     return 0;
   }
   return 1;

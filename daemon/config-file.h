@@ -18,12 +18,17 @@
 #define CSWAP_CONFIG_FILE_H
 
 #include <limits.h>
+#include <stdint.h>
 
 #include "options.h"
 
 #define CONFIG_FILE_DEFAULT_PATH "/etc/cswap.conf"
 #define CONFIG_DEFAULT_MOUNTPOINT "/run/cswap/mnt"
 #define CONFIG_DEFAULT_PRIORITY 100
+/* The first step of the device ladder (cswap.conf(5), ladder-step); the
+ * `cswap` helper, which builds the ladder, holds the same default.
+ */
+#define CONFIG_DEFAULT_LADDER_STEP (64 << 20)
 
 enum cswap_frontend {
   FRONTEND_FUSE,                /* cswap-fuse + loop (the default) */
@@ -35,6 +40,7 @@ struct cswap_service {
   enum cswap_frontend frontend; /* frontend = fuse|nbd */
   int priority;                 /* priority = -1..32767, swapon -p */
   char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
+  uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */
 };
 
 extern void config_service_init (struct cswap_service *service);

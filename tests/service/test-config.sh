@@ -31,6 +31,7 @@ declare -A good=(
   [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
   [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
+  [ladder-step]=32M
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -43,6 +44,7 @@ declare -A bad=(
   [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
   [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
+  [ladder-step]="1000|4 KiB pages"
 )
 
 # check_file NAME EXPECTED-OUTPUT-REGEX EXPECTED-STATUS <<<CONTENTS

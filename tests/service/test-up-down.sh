@@ -2,15 +2,23 @@
 # shellcheck disable=SC2016,SC2317,SC2001  # eval and --run strings expand later, on purpose
 # cswap: `cswap up` then `cswap down` on the FUSE path, with a private
 # state directory and configuration so that it cannot touch a real
-# installation: swap appears in /proc/swaps with direct I/O on its loop
-# device, `cswap status` and cswapctl answer, `up` again is a no-op, and
-# `down` leaves nothing mounted, attached or running.
+# installation: the 1 GiB file is swapped on as the default ladder (loop
+# devices of 64, 64, 128, 256 and 512 MiB over consecutive windows, at
+# priorities 42 down to 38) with direct I/O, `cswap status` and cswapctl
+# answer, `up` again is a no-op, and `down` leaves nothing mounted,
+# attached or running.
 #
 # Then the refusal: a workload in a memory cgroup (limit 64 MiB, OOM
 # killer off) holds pages on the device; swapoff must bring them back
 # into that full cgroup, fails with ENOMEM, and `cswap down` must refuse
-# (exit 4) with swap, loop device and daemon all still up.  Once the
+# (exit 4) with swap, loop devices and daemon all still up.  Once the
 # workload is gone, `cswap down` succeeds.
+#
+# Then a crash: the daemon is killed (SIGKILL, as the OOM killer or a
+# crash would end it) while a workload has pages in swap.  `cswap status`
+# says the daemon is gone and what was lost; `cswap down` clears the dead
+# swap devices, loop devices, FUSE mount and socket; `cswap up` works
+# again.  Killed once more, `cswap up` clears the leftovers by itself.
 set -uo pipefail
 source "$CSWAP_SOURCE_ROOT/tests/swap/swap-lib.sh"
 
@@ -45,14 +53,24 @@ cleanup_push final_down
 status=$?
 sed 's/^/# /' "$CLEANUP_DIR/up.out"
 check "cswap up exits 0" test "$status" -eq 0
-dev=$(sed -n 's/^device=//p' "$CSWAP_STATE_DIR/state")
-pid=$(sed -n 's/^pid=//p' "$CSWAP_STATE_DIR/state")
-[[ -n $dev && -n $pid ]] || bail_out "no device or pid in $CSWAP_STATE_DIR/state"
-check "$dev is in /proc/swaps with priority 42" \
-  eval 'awk -v d="$dev" '"'"'$1 == d && $5 == 42 { f = 1 } END { exit !f }'"'"' /proc/swaps'
-check "$dev has direct I/O" test "$(cat "/sys/block/${dev#/dev/}/loop/dio")" = 1
-check "$dev is backed by the FUSE file" \
-  eval 'losetup -n -O BACK-FILE "$dev" | grep -q "/mnt/swap"'
+state_devices () { sed -n 's/^devices=//p' "$CSWAP_STATE_DIR/state"; }
+state_pid () { sed -n 's/^pid=//p' "$CSWAP_STATE_DIR/state"; }
+read -ra devs <<<"$(state_devices)"
+pid=$(state_pid)
+[[ ${#devs[@]} -gt 0 && -n $pid ]] || bail_out "no devices or pid in $CSWAP_STATE_DIR/state"
+dev=${devs[0]}
+check "the ladder has 5 devices (${devs[*]})" test "${#devs[@]}" -eq 5
+want_offset=0
+for i in "${!devs[@]}"; do
+  d=${devs[$i]}
+  want_mib=$((i == 0 ? 64 : 64 << (i - 1)))
+  check "$d is in /proc/swaps with priority $((42 - i))" \
+    eval 'awk -v d="$d" -v p=$((42 - i)) '"'"'$1 == d && $5 == p { f = 1 } END { exit !f }'"'"' /proc/swaps'
+  check "$d has direct I/O" test "$(cat "/sys/block/${d#/dev/}/loop/dio")" = 1
+  check "$d is the FUSE file from $((want_offset >> 20)) MiB, $want_mib MiB long" \
+    eval '[[ $(losetup -n -O BACK-FILE,OFFSET,SIZELIMIT "$d") =~ /mnt/swap\ +$want_offset\ +$((want_mib << 20))$ ]]'
+  want_offset=$((want_offset + (want_mib << 20)))
+done
 check "the daemon $pid runs" kill -0 "$pid"
 if [[ -n $enable_uring_saved ]]; then
   check "cswap up turned FUSE over io_uring on" \
@@ -70,14 +88,19 @@ out=$("${cswap[@]}" status 2>&1)
 status=$?
 sed 's/^/# /' <<<"$out"
 check "cswap status exits 0 and says active" \
-  eval '[[ $status -eq 0 && $out == *"active: $dev"* ]]'
+  eval '[[ $status -eq 0 && $out == *"active: ${devs[*]}"* ]]'
 if [[ -x $CSWAPCTL ]]; then
   check "cswap status shows cswapctl stats" grep -q RATIO <<<"$out"
 fi
 
 # ---- the refusal: swapoff fails while a full memcg holds swapped pages ----
-cg=$(make_memcg hold $((64 << 20))) || exit
-python3 - "$cg" "$CLEANUP_DIR/ready" <<'PY' &
+# start_holder NAME: a workload in memcg NAME (64 MiB) that writes 256 MiB
+# and sleeps with most of it swapped out; sets cg and holder.
+start_holder ()
+{
+  rm -f "$CLEANUP_DIR/ready"
+  cg=$(make_memcg "$1" $((64 << 20))) || exit
+  python3 - "$cg" "$CLEANUP_DIR/ready" <<'PY' &
 import os, sys, time
 with open(sys.argv[1] + "/cgroup.procs", "w") as f:
     f.write(str(os.getpid()))
@@ -87,11 +110,21 @@ for i in range(0, len(data), 4096):
 open(sys.argv[2], "w").close()
 time.sleep(3600)
 PY
-holder=$!
-wait_for "[[ -e $CLEANUP_DIR/ready ]]" 120 || bail_out "the memcg workload did not fill"
-used_kib=$(awk -v d="$dev" '$1 == d { print $4 }' /proc/swaps)
-diag "the workload holds ${used_kib} KiB on $dev"
-check "the workload swapped to $dev (${used_kib} KiB)" test "${used_kib:-0}" -gt $((64 << 10))
+  holder=$!
+  wait_for "[[ -e $CLEANUP_DIR/ready ]]" 120 || bail_out "the memcg workload did not fill"
+}
+
+# used_kib DEV: DEV's Used in /proc/swaps (empty if it is not swap).
+used_kib () { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
+
+start_holder hold
+diag "$(cat /proc/swaps)"
+used=0
+for d in "${devs[@]}"; do used=$((used + $(used_kib "$d"))); done
+check "the workload swapped out (${used} KiB)" test "$used" -gt $((128 << 10))
+check "the highest priority device filled first ($(used_kib "$dev") KiB)" \
+  test "$(used_kib "$dev")" -gt $((32 << 10))
+check "the last step of the ladder stayed empty" test "$(used_kib "${devs[4]}")" -eq 0
 # Now that it sleeps: with the OOM killer off, the memcg cannot make room,
 # so swapoff's charges fail (ENOMEM) instead of killing the workload.
 echo 1 >"$cg/memory.oom_control" || bail_out "cannot disable the memcg OOM killer"
@@ -101,8 +134,9 @@ status=$?
 sed 's/^/# /' "$CLEANUP_DIR/down.out"
 check "cswap down refuses while swapoff fails (exit $status, want 4)" test "$status" -eq 4
 check "the refusal says the device is still swap" grep -q "still swap" "$CLEANUP_DIR/down.out"
-check "after the refusal $dev is still swap" \
-  eval 'awk -v d="$dev" '"'"'$1 == d { f = 1 } END { exit !f }'"'"' /proc/swaps'
+for d in "${devs[@]}"; do
+  check "after the refusal $d is swap (again)" test -n "$(used_kib "$d")"
+done
 check "after the refusal the daemon still runs" kill -0 "$pid"
 check "after the refusal the state is kept" test -e "$CSWAP_STATE_DIR/state"
 check "the workload survived" kill -0 "$holder"
@@ -114,8 +148,10 @@ wait "$holder" 2>/dev/null
 status=$?
 sed 's/^/# /' "$CLEANUP_DIR/down2.out"
 check "cswap down exits 0" test "$status" -eq 0
-check "$dev is no longer swap" eval '! grep -q "^$dev " /proc/swaps'
-check "$dev is detached" eval '! losetup "$dev" >/dev/null 2>&1'
+for d in "${devs[@]}"; do
+  check "$d is no longer swap" test -z "$(used_kib "$d")"
+  check "$d is detached" eval '! losetup "$d" >/dev/null 2>&1'
+done
 check "the daemon $pid is gone" eval '! kill -0 "$pid" 2>/dev/null'
 check "nothing is mounted on $CSWAP_STATE_DIR/mnt" eval '! mountpoint -q "$CSWAP_STATE_DIR/mnt"'
 check "the state is removed" test ! -e "$CSWAP_STATE_DIR/state"
@@ -125,4 +161,67 @@ check "cswap status then exits 3 (not up)" test "$status" -eq 3
 "${cswap[@]}" down >/dev/null 2>&1
 status=$?
 check "cswap down again: nothing to do, exit 0" test "$status" -eq 0
+
+# ---- a crash: the daemon is killed with pages in swap ----
+# kill_daemon: SIGKILL, and wait until the process is gone.
+kill_daemon ()
+{
+  pid=$(state_pid)
+  kill -KILL "$pid"
+  wait_pid_gone "$pid" 30 || bail_out "the killed daemon $pid did not go"
+}
+
+# check_cleared WHAT: nothing of the killed daemon is left.
+check_cleared ()
+{
+  local d
+  for d in "${devs[@]}"; do
+    check "$1: $d is no longer swap" test -z "$(used_kib "$d")"
+  done
+  check "$1: no loop device over the dead file is left" \
+    eval '! losetup -n -O BACK-FILE | grep -q "$CSWAP_STATE_DIR/mnt/swap"'
+  check "$1: the dead FUSE mount is gone" \
+    eval '! awk -v d="$CSWAP_STATE_DIR/mnt" '"'"'$5 == d { f = 1 } END { exit !f }'"'"' /proc/self/mountinfo'
+  check "$1: the stale socket is gone" test ! -e "$CSWAP_STATE_DIR/cswap.sock"
+}
+
+"${cswap[@]}" up >"$CLEANUP_DIR/up3.out" 2>&1 || bail_out "cswap up after down failed: $(cat "$CLEANUP_DIR/up3.out")"
+read -ra devs <<<"$(state_devices)"
+start_holder crash
+kill_daemon
+out=$("${cswap[@]}" status 2>&1)
+status=$?
+sed 's/^/# /' <<<"$out"
+check "after the kill, cswap status exits 3" test "$status" -eq 3
+check "and says the daemon is gone" grep -q "daemon ($pid) is gone" <<<"$out"
+check "and that the pages in swap are lost" grep -q "KiB in swap on .* are lost" <<<"$out"
+check "and what to run" grep -q "down' clears what it left" <<<"$out"
+memcg_remove "$cg"
+wait "$holder" 2>/dev/null
+
+"${cswap[@]}" --timeout 120 down >"$CLEANUP_DIR/down3.out" 2>&1
+status=$?
+sed 's/^/# /' "$CLEANUP_DIR/down3.out"
+check "cswap down after the kill exits 0" test "$status" -eq 0
+check_cleared "down after the kill"
+check "the state is removed" test ! -e "$CSWAP_STATE_DIR/state"
+
+"${cswap[@]}" up >"$CLEANUP_DIR/up4.out" 2>&1
+status=$?
+sed 's/^/# /' "$CLEANUP_DIR/up4.out"
+check "cswap up after that exits 0" test "$status" -eq 0
+read -ra devs <<<"$(state_devices)"
+kill_daemon
+"${cswap[@]}" up >"$CLEANUP_DIR/up5.out" 2>&1
+status=$?
+sed 's/^/# /' "$CLEANUP_DIR/up5.out"
+check "killed again, cswap up clears the leftovers and exits 0" \
+  eval '[[ $status -eq 0 ]] && grep -q "is gone: clearing" "$CLEANUP_DIR/up5.out"'
+new_pid=$(state_pid)
+check "a new daemon ($new_pid) serves" \
+  eval '[[ $new_pid != "$pid" ]] && kill -0 "$new_pid"'
+read -ra devs <<<"$(state_devices)"
+check "and its ladder is swap" eval '[[ ${#devs[@]} -eq 5 && -n $(used_kib "${devs[0]}") ]]'
+"${cswap[@]}" --timeout 120 down >/dev/null 2>&1
+check "cswap down at the end exits 0" test "$?" -eq 0
 tap_done

@@ -265,12 +265,16 @@ attach_loop ()
   echo "$dev"
 }
 
-# Active swaps other than DEV, one per line.
+# The devices swap_on turned on (a ladder has several).
+SWAPPED_ON=()
+
+# Active swaps other than DEV and those of SWAPPED_ON, one per line.
 other_swaps ()
 {
   local dev=$1 real
   real=$(readlink -f "$dev")
-  awk -v a="$dev" -v b="$real" 'NR > 1 && $1 != a && $1 != b { print $1 }' /proc/swaps
+  awk -v a="$dev" -v b="$real" -v ours=" ${SWAPPED_ON[*]} " \
+    'NR > 1 && $1 != a && $1 != b && !index(ours, " " $1 " ") { print $1 }' /proc/swaps
 }
 
 # Serialises swap tests machine-wide (see Concurrency above).
@@ -310,6 +314,7 @@ swap_on ()
   mkswap "$dev" >/dev/null || bail_out "mkswap $dev failed"
   swapon --discard=pages -p "$prio" "$dev" || bail_out "swapon $dev failed"
   cleanup_push swap_off "$dev"
+  SWAPPED_ON+=("$dev")
 }
 
 # ---------------------------------------------------------- front ends ----
