@@ -18,7 +18,7 @@ status_field_bytes (const char *status, const char *field)
 }
 
 void
-process_memory_usage (uint64_t *rss_bytes, uint64_t *locked_bytes)
+process_memory_usage (struct process_memory *usage)
 {
   char status[4096];
   int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC);
@@ -27,6 +27,7 @@ process_memory_usage (uint64_t *rss_bytes, uint64_t *locked_bytes)
   if (fd != -1)
     close (fd);
   status[len > 0 ? len : 0] = '\0';
-  *rss_bytes = status_field_bytes (status, "VmRSS:");
-  *locked_bytes = status_field_bytes (status, "VmLck:");
+  usage->rss_bytes = status_field_bytes (status, "VmRSS:");
+  usage->peak_bytes = status_field_bytes (status, "VmHWM:");
+  usage->locked_bytes = status_field_bytes (status, "VmLck:");
 }

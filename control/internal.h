@@ -8,6 +8,7 @@
 #include "compress.h"
 #include "control.h"
 #include "json.h"
+#include "process-memory.h"
 #include "store.h"
 #include "zsmalloc.h"
 
@@ -35,7 +36,7 @@ struct control_snapshot {
   double uptime_seconds;
   uint64_t memory_used_bytes;   /* pool and metadata: what the device costs */
   uint64_t reserve_bytes;       /* warm pages the allocator keeps for new zspages */
-  uint64_t process_rss_bytes, process_locked_bytes; /* the whole daemon */
+  struct process_memory process;  /* the whole daemon */
   double compression_ratio;     /* original / compressed bytes */
   double effective_ratio;       /* original bytes / memory_used_bytes */
   struct latency_summary request[STORE_REQUEST_KINDS];

@@ -67,9 +67,11 @@ static const struct field fields[] = {
     "Warm memory kept for new zspages, not in pool_bytes." },
   { "reserve_misses", COUNTER, S (pool.reserve_misses),
     "New zspages the reserve could not serve, faulted in on the write path." },
-  { "process_rss_bytes", GAUGE, S (process_rss_bytes),
+  { "process_rss_bytes", GAUGE, S (process.rss_bytes),
     "The daemon's resident memory (VmRSS)." },
-  { "process_locked_bytes", GAUGE, S (process_locked_bytes),
+  { "process_peak_bytes", GAUGE, S (process.peak_bytes),
+    "The most resident memory the daemon ever had (VmHWM): its cost at its worst." },
+  { "process_locked_bytes", GAUGE, S (process.locked_bytes),
     "The daemon's locked memory (VmLck): all of it once memory is locked." },
   { "tiered_pages", GAUGE, S (store.tiered_pages),
     "Pages on the backing file now (zram bd_count)." },
@@ -187,7 +189,7 @@ control_snapshot (struct control *control, struct control_snapshot *s)
     + (now.tv_nsec - control->started.tv_nsec) / 1e9;
   s->memory_used_bytes = s->store.pool_bytes + s->store.metadata_bytes;
   s->reserve_bytes = s->pool.reserve_pages * CSWAP_PAGE_SIZE;
-  process_memory_usage (&s->process_rss_bytes, &s->process_locked_bytes);
+  process_memory_usage (&s->process);
   s->compression_ratio = ratio (s->store.original_bytes,
                                 s->store.compressed_bytes);
   s->effective_ratio = ratio (s->store.original_bytes, s->memory_used_bytes);

@@ -51,6 +51,16 @@ check "stats --json: 128 pages stored, 64 same-filled" \
   test "$(ctl --json stats | jq -r '"\(.pages_stored) \(.same_filled_pages)"')" = \
        "128 64"
 check "stats: the table" grep -q '64.0 MiB' <<<"$(ctl stats)"
+# The daemon's peak memory: at least what it holds now, and read from
+# this daemon's own /proc (VmHWM of its status), not left at 0.
+daemon_peak_reported () {
+  local peak rss hwm
+  read -r peak rss <<<"$(ctl --json stats | jq -r '"\(.process_peak_bytes) \(.process_rss_bytes)"')"
+  hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$pid/status")
+  echo "# process_peak_bytes $peak, process_rss_bytes $rss, VmHWM now $hwm"
+  [[ $peak -gt 0 && $peak -ge $rss && $peak -le $hwm ]]
+}
+check "stats: process_peak_bytes is the daemon's VmHWM" daemon_peak_reported
 check "set codec lz4, get codec" \
   test "$(ctl set codec lz4 >/dev/null && ctl get codec)" = "codec lz4"
 other_commands_answer () {
