@@ -203,7 +203,7 @@ parse_argument (void *data, const char *arg, int key,
      * file, options after it override the file.
      */
     if (config_file_read (option_value (arg, "config"), &cl->device,
-                          &cl->service, &why) == -1) {
+                          &cl->service, NULL, &why) == -1) {
       fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
       return -1;
     }
@@ -353,10 +353,13 @@ session_exited (void *session)
   return fuse_session_exited (session);
 }
 
-/* cswap-fuse --check-config FILE: the whole check, nothing started. */
+/* cswap-fuse --check-config FILE: the whole check, nothing started; the
+ * merged result and where each key came from, then ok.
+ */
 static int
 check_config_file (int argc, char *argv[])
 {
+  struct config_origins origins;
   struct cswap_options options;
   const char *path = argv[1] + strlen ("--check-config"), *why;
 
@@ -369,10 +372,14 @@ check_config_file (int argc, char *argv[])
     return EXIT_FAILURE;
   }
   options_init (&options);
-  if (config_file_load (path, &options, NULL, &why) == -1) {
+  config_origins_init (&origins);
+  if (config_file_load (path, &options, NULL, &origins, &why) == -1) {
     fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+    config_origins_free (&origins);
     return EXIT_FAILURE;
   }
+  config_origins_print (stdout, &origins, &options);
+  config_origins_free (&origins);
   printf ("ok\n");
   return EXIT_SUCCESS;
 }
