@@ -7,7 +7,8 @@
 # config= in nbdkit reads the file in place (later keys override it).
 # Sizes written as expressions of the RAM, on a simulated machine
 # (CSWAP_TEST_RAM_MIB); drop-ins in lexical order, replaced and masked
-# the systemd way, and the listing of where each key came from.
+# the systemd way, and the listing of where each key came from; cswap=0
+# on a simulated kernel command line.
 set -uo pipefail
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 source "$(dirname "$0")/../lib/sanitizer-env.sh"
@@ -261,16 +262,44 @@ printf '#!/bin/sh\n[ "$1" = --check-config ] && exec "%s" "$@"\nprintf "%%s\\n" 
 chmod +x "$dir/bin/nbdkit" "$dir/bin/cswap-fuse"
 printf 'frontend = nbd\nctl = %s\nmountpoint = %s\n' "$dir/ctl.sock" "$dir/mnt" \
   >"$admin/80-nbd.conf"
-# run_helper COMMAND: the helper with the stand-ins.
+# run_helper CMDLINE COMMAND: the helper on a simulated kernel command line.
 run_helper () {
+  printf '%s\n' "$1" >"$dir/cmdline"
   rm -f "$dir/nbdkit.args" "$dir/cswap-fuse.args"
-  PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse CSWAP_STATE_DIR=$dir/state \
-    bash "$helper" -c "$conf" "$1" 2>&1
+  PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse \
+    CSWAP_PROC_CMDLINE=$dir/cmdline CSWAP_STATE_DIR=$dir/state \
+    bash "$helper" -c "$conf" "$2" 2>&1
 }
 if [[ $(id -u) -eq 0 ]]; then
-  out=$(run_helper run)
+  out=$(run_helper 'BOOT_IMAGE=/vmlinuz ro quiet' run)
   check "cswap run starts the frontend a drop-in chose, with its ctl ($out)" \
     eval 'grep -qxF "ctl=$dir/ctl.sock" "$dir/nbdkit.args" && grep -qxF "config=$conf" "$dir/nbdkit.args"'
+  out=$(run_helper 'ro cswap=01 nocswap=0 cswap=0x' run)
+  check "only the word cswap=0 turns cswap off" test -e "$dir/nbdkit.args"
+fi
+
+# ----------------------------------------------------------- cswap=0 ----
+rm -rf "$dir/state"
+for command in up run; do
+  out=$(run_helper 'BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro cswap=0 quiet' $command)
+  status=$?
+  check "cswap $command refuses under cswap=0, status 2 ($out)" \
+    eval '[[ $status -eq 2 && $out == "cswap: cswap=0 is on the kernel command line ($dir/cmdline): not starting"* ]]'
+  check "and starts nothing" \
+    eval '[[ ! -e $dir/nbdkit.args && ! -e $dir/cswap-fuse.args && ! -e $dir/state ]]'
+done
+out=$(run_helper 'ro cswap=0' check)
+status=$?
+check "cswap check still checks under cswap=0, and says so" \
+  eval '[[ $status -eq 0 && $out == "# cswap=0 is on the kernel command line"* && $out =~ $ends_ok ]]'
+condition=$(sed -n 's/^ConditionKernelCommandLine=//p' "$CSWAP_BUILD_ROOT/systemd/cswap.service")
+check "the unit has a kernel command line condition ($condition)" test "$condition" = '!cswap=0'
+if systemd-analyze condition 'ConditionKernelCommandLine=!x' >/dev/null 2>&1; then
+  # SYSTEMD_PROC_CMDLINE stands in for /proc/cmdline.
+  check "the unit's condition fails under cswap=0" \
+    eval '! SYSTEMD_PROC_CMDLINE="ro cswap=0 quiet" systemd-analyze condition "ConditionKernelCommandLine=$condition" >/dev/null 2>&1'
+  check "and holds without it" \
+    eval 'SYSTEMD_PROC_CMDLINE="ro cswap=01 nocswap=0" systemd-analyze condition "ConditionKernelCommandLine=$condition" >/dev/null 2>&1'
 fi
 
 echo "1..$n"
