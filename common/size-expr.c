@@ -25,6 +25,11 @@
 /* 2^44 MiB = 16 EiB: a value this large has no 64-bit count of bytes. */
 #define MAX_MIB 17592186044416.0
 
+/* The deepest nesting of parentheses: the parser recurses once a level,
+ * and a line of a million '(' must not exhaust a thread's stack.
+ */
+#define MAX_DEPTH 32
+
 /* How much of the text an error quotes after "found". */
 #define QUOTED_BYTES 12
 
@@ -32,6 +37,7 @@ struct parser {
   const char *text;             /* the whole expression, for columns */
   const char *next;             /* the next byte to read */
   double ram_mib;
+  unsigned depth;               /* parentheses open */
 };
 
 static char why_buffer[256];
@@ -90,6 +96,30 @@ in_range (const struct parser *p, const char *at, double value)
 
 static bool parse_expression (struct parser *p, double *value);
 
+/* Steps past a '(' at p->next. */
+static bool
+open_parenthesis (struct parser *p)
+{
+  if (p->depth == MAX_DEPTH)
+    return fail_at (p, p->next, NULL, "more than %d parentheses deep",
+                    MAX_DEPTH);
+  p->depth++;
+  p->next++;
+  return true;
+}
+
+/* Steps past the ')' that must be at p->next. */
+static bool
+close_parenthesis (struct parser *p, const char *what)
+{
+  skip_blanks (p);
+  if (*p->next != ')')
+    return expected (p, what);
+  p->depth--;
+  p->next++;
+  return true;
+}
+
 /* NUMBER := DIGITS [ '.' DIGITS ], at p->next (a digit). */
 static bool
 parse_number (struct parser *p, double *value)
@@ -127,23 +157,16 @@ parse_min_max (struct parser *p, bool is_min, double *value)
   skip_blanks (p);
   if (*p->next != '(')
     return expected (p, is_min ? "'(' after min" : "'(' after max");
-  p->next++;
-  if (!parse_expression (p, value))
+  if (!open_parenthesis (p) || !parse_expression (p, value))
     return false;
-  for (;;) {
-    skip_blanks (p);
-    if (*p->next == ')') {
-      p->next++;
-      return true;
-    }
-    if (*p->next != ',')
-      return expected (p, "',' or ')'");
+  for (skip_blanks (p); *p->next == ','; skip_blanks (p)) {
     p->next++;
     if (!parse_expression (p, &other))
       return false;
     if (is_min ? other < *value : other > *value)
       *value = other;
   }
+  return close_parenthesis (p, "',' or ')'");
 }
 
 /* A name at p->next (a letter): ram, or a call of min or max. */
@@ -178,14 +201,8 @@ parse_factor (struct parser *p, double *value)
     return parse_name (p, value);
   if (*p->next != '(')
     return expected (p, "a number, ram, min, max or '('");
-  p->next++;
-  if (!parse_expression (p, value))
-    return false;
-  skip_blanks (p);
-  if (*p->next != ')')
-    return expected (p, "')'");
-  p->next++;
-  return true;
+  return open_parenthesis (p) && parse_expression (p, value)
+         && close_parenthesis (p, "')'");
 }
 
 /* term := factor { ('*' | '/') factor } */

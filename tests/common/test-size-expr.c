@@ -36,6 +36,8 @@ test_good (void)
     { "min(3, 1, 2) + max(1, 3, 2)", GIB, 4 * MIB },
     { "\tmin( ram/2 ,4096 )  ", 4 * GIB, 2 * GIB },
     { "((ram))", GIB, GIB },
+    { "((((((((((((((((((((((((((((((((ram))))))))))))))))))))))))))))))))",
+      GIB, GIB },                       /* 32 deep, the most */
     /* A third of 1 MiB is 349525.3 bytes: 85 whole pages. */
     { "ram / 3", MIB, 85 * 4096 },
     /* The largest value: 2^44 - 1 MiB, just under 16 EiB. */
@@ -74,6 +76,11 @@ test_bad (void)
     { "ram % 2", "expected an operator (+ - * /) or the end at column 5" },
     { "min(ram / 2, 4G)", "unexpected 'G' at column 15: numbers in an "
       "expression are MiB" },
+    { "((((((((((((((((((((((((((((((((((ram", "more than 32 parentheses "
+      "deep at column 33" },
+    { "min(min(min(min(min(min(min(min(min(min(min(min(min(min(min(min("
+      "min(min(min(min(min(min(min(min(min(min(min(min(min(min(min(min("
+      "min(1", "more than 32 parentheses deep at column 132" },
     /* Division by zero, even of a computed zero. */
     { "ram / 0", "division by zero at column 5" },
     { "ram / (ram - ram)", "division by zero at column 5" },
