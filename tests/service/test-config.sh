@@ -136,6 +136,14 @@ if command -v nbdkit >/dev/null && command -v nbdinfo >/dev/null; then
          --run 'nbdinfo --size "$uri"' 2>/dev/null)
   check "nbdkit cswap size=2G config=FILE: the file wins ($size)" \
     test "$size" = $((1 << 30))
+  size=$(CSWAP_TEST_RAM_MIB=256 nbdkit -U - "$plugin" 'size=min(ram / 2, 4096)' \
+         ctl=none --run 'nbdinfo --size "$uri"' 2>/dev/null)
+  check "nbdkit cswap size=min(ram / 2, 4096) with 256 MiB of RAM: 128 MiB ($size)" \
+    test "$size" = $((128 << 20))
+  size=$(CSWAP_TEST_RAM_MIB=256 nbdkit -U - "$plugin" ctl=none \
+         --run 'nbdinfo --size "$uri"' 2>/dev/null)
+  check "nbdkit cswap without size: the default, 128 MiB of 256 ($size)" \
+    test "$size" = $((128 << 20))
   printf 'size = 1G\ncodec = lzo\n' >"$dir/test.conf"
   check "nbdkit cswap config=FILE with a bad line fails" \
     eval '! nbdkit -U - "$plugin" "config=$dir/test.conf" --run true 2>/dev/null'
