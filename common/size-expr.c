@@ -1,9 +1,10 @@
 /* cswap: size expressions (see size-expr.h for the grammar).
  *
  * A recursive-descent parser that evaluates as it reads: one function per
- * rule of the grammar, each returning true with the rule's value, or false
- * once it has written the first error into the message buffer.  Nothing
- * is built and nothing is allocated.  Every literal and every operation's
+ * rule of the grammar (the two binary rules share their loop), each
+ * returning true with the rule's value, or false once it has written the
+ * first error into the message buffer.  Nothing is built and nothing is
+ * allocated.  Every literal and every operation's
  * result is checked at once, so an overflow is reported at the operator
  * that made it, and no later step ever sees an infinity or a NaN.
  *
@@ -205,54 +206,52 @@ parse_factor (struct parser *p, double *value)
          && close_parenthesis (p, "')'");
 }
 
-/* term := factor { ('*' | '/') factor } */
+/* OPERAND { OP OPERAND } with OP one of OPS, applied left to right. */
 static bool
-parse_term (struct parser *p, double *value)
+parse_left_to_right (struct parser *p, const char *ops,
+                     bool (*parse_operand) (struct parser *, double *),
+                     double *value)
 {
   double right;
 
-  if (!parse_factor (p, value))
+  if (!parse_operand (p, value))
     return false;
   for (;;) {
     const char *op;
 
     skip_blanks (p);
     op = p->next;
-    if (*op != '*' && *op != '/')
+    if (*op == '\0' || strchr (ops, *op) == NULL)
       return true;
     p->next++;
-    if (!parse_factor (p, &right))
+    if (!parse_operand (p, &right))
       return false;
-    if (*op == '/' && right == 0)
-      return fail_at (p, op, NULL, "division by zero");
-    *value = *op == '*' ? *value * right : *value / right;
+    switch (*op) {
+    case '+': *value += right; break;
+    case '-': *value -= right; break;
+    case '*': *value *= right; break;
+    default:
+      if (right == 0)
+        return fail_at (p, op, NULL, "division by zero");
+      *value /= right;
+    }
     if (!in_range (p, op, *value))
       return false;
   }
+}
+
+/* term := factor { ('*' | '/') factor } */
+static bool
+parse_term (struct parser *p, double *value)
+{
+  return parse_left_to_right (p, "*/", parse_factor, value);
 }
 
 /* expression := term { ('+' | '-') term } */
 static bool
 parse_expression (struct parser *p, double *value)
 {
-  double right;
-
-  if (!parse_term (p, value))
-    return false;
-  for (;;) {
-    const char *op;
-
-    skip_blanks (p);
-    op = p->next;
-    if (*op != '+' && *op != '-')
-      return true;
-    p->next++;
-    if (!parse_term (p, &right))
-      return false;
-    *value = *op == '+' ? *value + right : *value - right;
-    if (!in_range (p, op, *value))
-      return false;
-  }
+  return parse_left_to_right (p, "+-", parse_term, value);
 }
 
 int
