@@ -240,10 +240,12 @@ usage (void)
   printf ("\n%s options:\n"
           "    --threads=N            Most worker threads "
           "(default: libfuse's max_threads)\n"
-          "    --config=FILE          Device options from FILE (cswap.conf(5));\n"
-          "                           options after it override the file,\n"
-          "                           and its mountpoint is the default\n"
-          "    --check-config FILE    Check FILE, print ok, exit 0 (or 1)\n",
+          "    --config=FILE          Device options from FILE and its drop-ins\n"
+          "                           (cswap.conf(5)); options after it\n"
+          "                           override the files, and their\n"
+          "                           mountpoint is the default\n"
+          "    --check-config FILE    Check FILE and its drop-ins, print the\n"
+          "                           merged result and ok, exit 0 (or 1)\n",
           PROGRAM_NAME);
   fuse_cmdline_help ();
   fuse_lowlevel_help ();
