@@ -263,7 +263,7 @@ config_file_load (const char *path, struct cswap_options *options,
 
     snprintf (key, sizeof key, "%.*s", (int) strcspn (finish_why, "="),
               finish_why);
-    origin = config_origins_find (origins, key);
+    origin = origins ? config_origins_find (origins, key) : NULL;
     if (origin)
       snprintf (why_buffer, sizeof why_buffer, "%s:%u: %s", origin->path,
                 origin->line, finish_why);

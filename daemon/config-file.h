@@ -55,7 +55,8 @@ extern int config_file_read (const char *path, struct cswap_options *options,
                              struct config_origins *origins, const char **why);
 
 /* config_file_read(), then options_finish(), whose complaint is placed at
- * the line that gave the key it names: the whole check.
+ * the line that gave the key it names (when ORIGINS is not NULL): the
+ * whole check.
  */
 extern int config_file_load (const char *path, struct cswap_options *options,
                              struct cswap_service *service,

@@ -300,6 +300,10 @@ for command in up run; do
   check "and starts nothing" \
     eval '[[ ! -e $dir/nbdkit.args && ! -e $dir/cswap-fuse.args && ! -e $dir/state ]]'
 done
+printf 'ro cswap=0' >"$dir/cmdline.no-newline"
+out=$(CSWAP_PROC_CMDLINE=$dir/cmdline.no-newline bash "$helper" -c "$conf" up 2>&1)
+check "cswap=0 counts as the last word without a newline ($out)" \
+  eval '[[ $out == "cswap: cswap=0 is on the kernel command line"* ]]'
 out=$(run_helper 'ro cswap=0' check)
 status=$?
 check "cswap check still checks under cswap=0, and says so" \
