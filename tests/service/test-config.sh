@@ -274,37 +274,37 @@ printf '#!/bin/sh\n[ "$1" = --check-config ] && exec "%s" "$@"\nprintf "%%s\\n" 
 chmod +x "$dir/bin/nbdkit" "$dir/bin/cswap-fuse"
 printf 'frontend = nbd\nctl = %s\nmountpoint = %s\n' "$dir/ctl.sock" "$dir/mnt" \
   >"$admin/80-nbd.conf"
-# run_helper CMDLINE COMMAND: the helper on a simulated kernel command line.
+# run_helper CMDLINE COMMAND: the helper on a simulated kernel command line
+# (written as given: /proc/cmdline ends in a newline).
 run_helper () {
-  printf '%s\n' "$1" >"$dir/cmdline"
+  printf '%s' "$1" >"$dir/cmdline"
   rm -f "$dir/nbdkit.args" "$dir/cswap-fuse.args"
   PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse \
     CSWAP_PROC_CMDLINE=$dir/cmdline CSWAP_STATE_DIR=$dir/state \
     bash "$helper" -c "$conf" "$2" 2>&1
 }
 if [[ $(id -u) -eq 0 ]]; then
-  out=$(run_helper 'BOOT_IMAGE=/vmlinuz ro quiet' run)
+  out=$(run_helper $'BOOT_IMAGE=/vmlinuz ro quiet\n' run)
   check "cswap run starts the frontend a drop-in chose, with its ctl ($out)" \
     eval 'grep -qxF "ctl=$dir/ctl.sock" "$dir/nbdkit.args" && grep -qxF "config=$conf" "$dir/nbdkit.args"'
-  out=$(run_helper 'ro cswap=01 nocswap=0 cswap=0x' run)
+  out=$(run_helper $'ro cswap=01 nocswap=0 cswap=0x\n' run)
   check "only the word cswap=0 turns cswap off" test -e "$dir/nbdkit.args"
 fi
 
 # ----------------------------------------------------------- cswap=0 ----
 rm -rf "$dir/state"
 for command in up run; do
-  out=$(run_helper 'BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro cswap=0 quiet' $command)
+  out=$(run_helper $'BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro cswap=0 quiet\n' $command)
   status=$?
   check "cswap $command refuses under cswap=0, status 2 ($out)" \
     eval '[[ $status -eq 2 && $out == "cswap: cswap=0 is on the kernel command line ($dir/cmdline): not starting"* ]]'
   check "and starts nothing" \
     eval '[[ ! -e $dir/nbdkit.args && ! -e $dir/cswap-fuse.args && ! -e $dir/state ]]'
 done
-printf 'ro cswap=0' >"$dir/cmdline.no-newline"
-out=$(CSWAP_PROC_CMDLINE=$dir/cmdline.no-newline bash "$helper" -c "$conf" up 2>&1)
+out=$(run_helper 'ro cswap=0' up)
 check "cswap=0 counts as the last word without a newline ($out)" \
   eval '[[ $out == "cswap: cswap=0 is on the kernel command line"* ]]'
-out=$(run_helper 'ro cswap=0' check)
+out=$(run_helper $'ro cswap=0\n' check)
 status=$?
 check "cswap check still checks under cswap=0, and says so" \
   eval '[[ $status -eq 0 && $out == "# cswap=0 is on the kernel command line"* && $out =~ $ends_ok ]]'
