@@ -4,9 +4,9 @@
  * rule of the grammar (the two binary rules share their loop), each
  * returning true with the rule's value, or false once it has written the
  * first error into the message buffer.  Nothing is built and nothing is
- * allocated.  Every literal and every operation's
- * result is checked at once, so an overflow is reported at the operator
- * that made it, and no later step ever sees an infinity or a NaN.
+ * allocated.  Every literal and every operation's result is checked at
+ * once, so an overflow is reported at the operator that made it, and no
+ * later step ever sees an infinity or a NaN.
  *
  * Locking: none.  The message buffer is static, as are the other option
  * parsers' (daemon/options.c): they run before any thread starts, and
