@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "page.h"
 #include "parse.h"
+#include "size-expr.h"
 
 /* Parses leading decimal digits of S without sign; sets *END. */
 static int
@@ -152,11 +154,67 @@ parse_yes_no (const char *s, bool *value, const char **why)
   return -1;
 }
 
+/* This machine's memory: sysconf's (the kernel's MemTotal), or for tests
+ * CSWAP_TEST_RAM_MIB's, so that a size that follows the machine can be
+ * checked on any machine.
+ */
+static int
+machine_ram_bytes (uint64_t *bytes, const char **why)
+{
+  const char *test_mib = getenv ("CSWAP_TEST_RAM_MIB");
+  long pages, page_size;
+  uint64_t mib;
+
+  if (test_mib) {
+    /* 2^44 MiB (16 EiB) is the most a 64-bit count of bytes holds. */
+    if (parse_uint64 (test_mib, 1, (UINT64_C (1) << 44) - 1, &mib, why) == -1) {
+      *why = "CSWAP_TEST_RAM_MIB: expected a number of MiB";
+      return -1;
+    }
+    *bytes = mib << 20;
+    return 0;
+  }
+  pages = sysconf (_SC_PHYS_PAGES);
+  page_size = sysconf (_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) {
+    *why = "the machine's memory size is unknown";
+    return -1;
+  }
+  *bytes = (uint64_t) pages * page_size;
+  return 0;
+}
+
+/* Digits with an optional suffix and nothing else: parse_size()'s to
+ * judge, and an expression never.
+ */
+static bool
+is_plain_size (const char *s)
+{
+  size_t len = strlen (s);
+
+  if (!isdigit ((unsigned char) s[0]))
+    return false;
+  for (size_t i = 0; i < len; i++)
+    if (!isalnum ((unsigned char) s[i]))
+      return false;
+  return true;
+}
+
 int
 parse_memory_size (const char *s, uint64_t *bytes, const char **why)
 {
-  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
-  uint64_t ram = pages > 0 && page_size > 0 ? (uint64_t) pages * page_size : 0;
+  size_t len = strlen (s);
+  uint64_t ram;
 
-  return parse_size_or_percent (s, ram, bytes, why);
+  if (is_plain_size (s))
+    return parse_size (s, bytes, why);
+  if (machine_ram_bytes (&ram, why) == -1)
+    return -1;
+  if (len > 0 && s[len - 1] == '%') {
+    if (parse_size_or_percent (s, ram, bytes, why) == -1)
+      return -1;
+    *bytes = *bytes / CSWAP_PAGE_SIZE * CSWAP_PAGE_SIZE;
+    return 0;
+  }
+  return size_expr_bytes (s, ram, bytes, why);
 }

@@ -21,7 +21,11 @@ extern int parse_size (const char *s, uint64_t *bytes, const char **why);
 extern int parse_size_or_percent (const char *s, uint64_t total,
                                   uint64_t *bytes, const char **why);
 
-/* A memory size: a size, or "N%" of this machine's physical memory. */
+/* A memory size: a size ("4G"); "N%" of this machine's physical memory;
+ * or an expression of it in MiB (size-expr.h: "min(ram / 2, 4096)").  The
+ * last two, computed here, are rounded down to a whole page.  The machine's
+ * memory is CSWAP_TEST_RAM_MIB MiB where that is set (for tests).
+ */
 extern int parse_memory_size (const char *s, uint64_t *bytes, const char **why);
 
 /* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */

@@ -1,14 +1,18 @@
-/* cswap: reading /etc/cswap.conf (see config-file.h and cswap.conf(5)).
+/* cswap: reading /etc/cswap.conf and its drop-ins (see config-file.h and
+ * cswap.conf(5)).
  *
  * A line is split at its first '=', both halves trimmed of blanks; the
  * value may itself contain '=' and blanks inside it.  Device keys go to
  * options_set(), which owns their names, ranges and messages; this file
  * adds the place ("PATH:LINE: ") and owns only the service keys and the
- * file's own rules (a missing '=', a key given twice).
+ * file's own rules (a missing '=', a key given twice in one file).  The
+ * files are read in turn into the same options, so a later file's key
+ * simply overrides an earlier one's; config-dropins.c says which files,
+ * config-origins.c keeps where each key came from.
  *
- * Duplicates are found with a small table of the keys accepted so far: a
- * key is recorded only once options_set() took it, so the table holds at
- * most as many entries as there are valid keys.
+ * Duplicates are found with a small table of the keys one file gave so
+ * far: a key is recorded only once options_set() took it, so the table
+ * holds at most as many entries as there are valid keys.
  *
  * Locking: none; called once, single-threaded, before any thread starts.
  */
@@ -23,7 +27,6 @@
 #include "page.h"
 #include "parse.h"
 
-#define MAX_KEYS 64
 #define MAX_KEY_BYTES 64
 
 struct seen_key {
@@ -121,6 +124,7 @@ service_set (struct cswap_service *service, const char *key,
 static int
 read_line (const char *path, unsigned lineno, char *line,
            struct cswap_options *options, struct cswap_service *service,
+           struct config_origins *origins,
            struct seen_key *seen, size_t *seen_count, const char **why)
 {
   const char *reason = NULL, *option_why;
@@ -169,22 +173,26 @@ read_line (const char *path, unsigned lineno, char *line,
     *why = why_buffer;
     return -1;
   }
+  if (origins
+      && config_origins_note (origins, key, value, path, lineno, why) == -1)
+    return -1;
   /* Accepted, so KEY is one of the few valid names: short, and fewer
-   * than MAX_KEYS of them.
+   * than CONFIG_MAX_KEYS of them.
    */
-  if (*seen_count < MAX_KEYS && strlen (key) < MAX_KEY_BYTES) {
+  if (*seen_count < CONFIG_MAX_KEYS && strlen (key) < MAX_KEY_BYTES) {
     strcpy (seen[*seen_count].name, key);
     seen[(*seen_count)++].line = lineno;
   }
   return 0;
 }
 
-int
-config_file_read (const char *path, struct cswap_options *options,
-                  struct cswap_service *service, const char **why)
+/* Reads the one file PATH. */
+static int
+read_file (const char *path, struct cswap_options *options,
+           struct cswap_service *service, struct config_origins *origins,
+           const char **why)
 {
-  struct cswap_service ignored;
-  struct seen_key seen[MAX_KEYS];
+  struct seen_key seen[CONFIG_MAX_KEYS];
   size_t seen_count = 0, size = 0;
   CLEANUP_FREE char *line = NULL;
   unsigned lineno = 0;
@@ -192,10 +200,6 @@ config_file_read (const char *path, struct cswap_options *options,
   FILE *f;
   int r = 0;
 
-  if (service == NULL) {
-    config_service_init (&ignored);
-    service = &ignored;
-  }
   f = fopen (path, "re");
   if (f == NULL) {
     snprintf (why_buffer, sizeof why_buffer, "%s: %s", path,
@@ -213,8 +217,8 @@ config_file_read (const char *path, struct cswap_options *options,
       r = -1;
       break;
     }
-    r = read_line (path, lineno, line, options, service, seen, &seen_count,
-                   why);
+    r = read_line (path, lineno, line, options, service, origins,
+                   seen, &seen_count, why);
   }
   if (r == 0 && ferror (f)) {
     snprintf (why_buffer, sizeof why_buffer, "%s: %s", path,
@@ -227,15 +231,58 @@ config_file_read (const char *path, struct cswap_options *options,
 }
 
 int
-config_file_load (const char *path, struct cswap_options *options,
-                  struct cswap_service *service, const char **why)
+config_file_read (const char *path, struct cswap_options *options,
+                  struct cswap_service *service,
+                  struct config_origins *origins, const char **why)
 {
+  struct config_dropins dropins;
+  struct cswap_service ignored;
+  int r;
+
+  if (service == NULL) {
+    config_service_init (&ignored);
+    service = &ignored;
+  }
+  if (read_file (path, options, service, origins, why) == -1)
+    return -1;
+  r = config_dropins_list (path, &dropins, why);
+  for (size_t i = 0; r == 0 && i < dropins.count; i++)
+    if (!dropins.items[i].masked)
+      r = read_file (dropins.items[i].path, options, service, origins, why);
+  if (origins == NULL) {
+    config_dropins_free (&dropins);
+    return r;
+  }
+  origins->dropins = dropins;
+  if (r == 0 && (origins->main_path = strdup (path)) == NULL) {
+    *why = "out of memory";
+    r = -1;
+  }
+  return r;
+}
+
+int
+config_file_load (const char *path, struct cswap_options *options,
+                  struct cswap_service *service,
+                  struct config_origins *origins, const char **why)
+{
+  const struct config_origin *origin;
   const char *finish_why;
 
-  if (config_file_read (path, options, service, why) == -1)
+  if (config_file_read (path, options, service, origins, why) == -1)
     return -1;
   if (options_finish (options, &finish_why) == -1) {
-    snprintf (why_buffer, sizeof why_buffer, "%s: %s", path, finish_why);
+    /* The message starts with "KEY=": name the line that gave KEY. */
+    char key[MAX_KEY_BYTES];
+
+    snprintf (key, sizeof key, "%.*s", (int) strcspn (finish_why, "="),
+              finish_why);
+    origin = origins ? config_origins_find (origins, key) : NULL;
+    if (origin)
+      snprintf (why_buffer, sizeof why_buffer, "%s:%u: %s", origin->path,
+                origin->line, finish_why);
+    else
+      snprintf (why_buffer, sizeof why_buffer, "%s: %s", path, finish_why);
     *why = why_buffer;
     return -1;
   }

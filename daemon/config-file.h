@@ -1,7 +1,8 @@
-/* cswap: /etc/cswap.conf — the device and service options in a file.
+/* cswap: /etc/cswap.conf — the device and service options in a file,
+ * completed by drop-ins (config-dropins.h).
  *
  *   # cswap.conf(5)
- *   size = 4G
+ *   size = min(ram / 2, 4096)
  *   codec = zstd
  *   priority = 100
  *
@@ -10,7 +11,8 @@
  * option, checked by handing it to options_set() (so the file takes
  * exactly the keys the daemons take, and no list here can drift from
  * options.c), or one of the service keys below, which the `cswap` helper
- * uses and the daemons only check.  Each key may be given once.
+ * uses and the daemons only check.  Each key may be given once in a file;
+ * a later file (a drop-in) overrides an earlier one's keys.
  *
  * Every error names the place: "PATH:LINE: reason".
  */
@@ -20,6 +22,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "config-origins.h"
 #include "options.h"
 
 #define CONFIG_FILE_DEFAULT_PATH "/etc/cswap.conf"
@@ -45,18 +48,24 @@ struct cswap_service {
 
 extern void config_service_init (struct cswap_service *service);
 
-/* Reads PATH into OPTIONS (already options_init'ed; keys in the file
- * override what is there) and SERVICE (may be NULL: the service keys are
- * then only checked).  Does not call options_finish(), so that a command
- * line can still add to the file before the options are checked as a
- * whole.  Returns 0, or -1 with *WHY set to "PATH:LINE: reason" (or
- * "PATH: reason" when the file cannot be read) in a static buffer.
+/* Reads PATH and then its drop-ins into OPTIONS (already options_init'ed;
+ * keys in the files override what is there) and SERVICE (may be NULL: the
+ * service keys are then only checked), noting in ORIGINS (may be NULL)
+ * where each key came from.  Does not call options_finish(), so that a
+ * command line can still add to the files before the options are checked
+ * as a whole.  Returns 0, or -1 with *WHY set to "PATH:LINE: reason" (or
+ * "PATH: reason" when a file cannot be read) in a static buffer.
  */
 extern int config_file_read (const char *path, struct cswap_options *options,
-                             struct cswap_service *service, const char **why);
+                             struct cswap_service *service,
+                             struct config_origins *origins, const char **why);
 
-/* config_file_read(), then options_finish(): the whole check. */
+/* config_file_read(), then options_finish(), whose complaint is placed at
+ * the line that gave the key it names (when ORIGINS is not NULL): the
+ * whole check.
+ */
 extern int config_file_load (const char *path, struct cswap_options *options,
-                             struct cswap_service *service, const char **why);
+                             struct cswap_service *service,
+                             struct config_origins *origins, const char **why);
 
 #endif /* CSWAP_CONFIG_FILE_H */

@@ -203,7 +203,7 @@ parse_argument (void *data, const char *arg, int key,
      * file, options after it override the file.
      */
     if (config_file_read (option_value (arg, "config"), &cl->device,
-                          &cl->service, &why) == -1) {
+                          &cl->service, NULL, &why) == -1) {
       fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
       return -1;
     }
@@ -240,10 +240,12 @@ usage (void)
   printf ("\n%s options:\n"
           "    --threads=N            Most worker threads "
           "(default: libfuse's max_threads)\n"
-          "    --config=FILE          Device options from FILE (cswap.conf(5));\n"
-          "                           options after it override the file,\n"
-          "                           and its mountpoint is the default\n"
-          "    --check-config FILE    Check FILE, print ok, exit 0 (or 1)\n",
+          "    --config=FILE          Device options from FILE and its drop-ins\n"
+          "                           (cswap.conf(5)); options after it\n"
+          "                           override the files, and their\n"
+          "                           mountpoint is the default\n"
+          "    --check-config FILE    Check FILE and its drop-ins, print the\n"
+          "                           merged result and ok, exit 0 (or 1)\n",
           PROGRAM_NAME);
   fuse_cmdline_help ();
   fuse_lowlevel_help ();
@@ -353,10 +355,13 @@ session_exited (void *session)
   return fuse_session_exited (session);
 }
 
-/* cswap-fuse --check-config FILE: the whole check, nothing started. */
+/* cswap-fuse --check-config FILE: the whole check, nothing started; the
+ * merged result and where each key came from, then ok.
+ */
 static int
 check_config_file (int argc, char *argv[])
 {
+  struct config_origins origins;
   struct cswap_options options;
   const char *path = argv[1] + strlen ("--check-config"), *why;
 
@@ -369,10 +374,14 @@ check_config_file (int argc, char *argv[])
     return EXIT_FAILURE;
   }
   options_init (&options);
-  if (config_file_load (path, &options, NULL, &why) == -1) {
+  config_origins_init (&origins);
+  if (config_file_load (path, &options, NULL, &origins, &why) == -1) {
     fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+    config_origins_free (&origins);
     return EXIT_FAILURE;
   }
+  config_origins_print (stdout, &origins, &options);
+  config_origins_free (&origins);
   printf ("ok\n");
   return EXIT_SUCCESS;
 }

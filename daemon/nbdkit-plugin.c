@@ -68,7 +68,7 @@ cswap_config (const char *key, const char *value)
    * are overridden by the file and keys after it override the file.
    */
   if (strcmp (key, "config") == 0) {
-    if (config_file_read (value, &options, NULL, &why) == -1) {
+    if (config_file_read (value, &options, NULL, NULL, &why) == -1) {
       nbdkit_error ("%s", why);
       return -1;
     }

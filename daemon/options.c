@@ -1,4 +1,5 @@
 /* cswap: parsing and checking the device options (see options.h). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,11 +20,15 @@
  */
 #define DEFAULT_RESERVE_BYTES (8u << 20)
 
+/* zram-generator's default zram-size: half the memory, at most 4 GiB. */
+const char options_default_size[] = "min(ram / 2, 4096)";
+
 const char options_help[] =
-  "size=SIZE                 Device size (required), e.g. 4G.\n"
+  "size=SIZE|N%|EXPR         Device size: 4G, 50% of RAM, or an expression\n"
+  "                          of ram in MiB (default min(ram / 2, 4096)).\n"
   "codec=lz4|zstd            Codec for new pages (default zstd).\n"
   "level=N                   zstd level, -7..19 (default 1).\n"
-  "pool-limit=SIZE|N%        Most memory for compressed pages (default: none).\n"
+  "pool-limit=SIZE|N%|EXPR   Most memory for compressed pages (default: none).\n"
   "huge-threshold=BYTES      Store pages raw from this compressed size up.\n"
   "max-zspage-pages=N        Longest zspage chain, 1..16 (default 8).\n"
   "backing=PATH              Backing file or block device for cold pages.\n"
@@ -54,6 +59,26 @@ explain (const char *key, const char *value, const char *why)
   return why_buffer;
 }
 
+/* size=: the parsed size, page-aligned and within what the store can
+ * address, or *REASON.
+ */
+static void
+set_size (struct store_config *c, const char *value, const char **reason)
+{
+  static char too_large[96];
+
+  if (parse_memory_size (value, &c->size_bytes, reason) == -1)
+    return;
+  if (c->size_bytes == 0 || c->size_bytes % CSWAP_PAGE_SIZE)
+    *reason = "the size must be a non-zero multiple of 4096 bytes";
+  else if (c->size_bytes / CSWAP_PAGE_SIZE > ZS_MAX_OWNER_COOKIE) {
+    snprintf (too_large, sizeof too_large,
+              "%" PRIu64 " GiB: more than cswap can address (less than 8 TiB)",
+              c->size_bytes >> 30);
+    *reason = too_large;
+  }
+}
+
 void
 options_init (struct cswap_options *options)
 {
@@ -73,14 +98,8 @@ options_set (struct cswap_options *options, const char *key,
   const char *reason = NULL;
   int64_t number;
 
-  if (strcmp (key, "size") == 0) {
-    if (parse_size (value, &c->size_bytes, &reason) == 0
-        && (c->size_bytes == 0 || c->size_bytes % CSWAP_PAGE_SIZE))
-      reason = "the size must be a non-zero multiple of 4096 bytes";
-    else if (reason == NULL
-             && c->size_bytes / CSWAP_PAGE_SIZE > ZS_MAX_OWNER_COOKIE)
-      reason = "the size must be at most 8 TiB";
-  }
+  if (strcmp (key, "size") == 0)
+    set_size (c, value, &reason);
   else if (strcmp (key, "codec") == 0) {
     if (codec_id_parse (value, &c->codec.id) == -1)
       reason = "unknown codec (use lz4 or zstd)";
@@ -182,10 +201,9 @@ options_finish (struct cswap_options *options, const char **why)
   const struct codec_config *codec = &options->store.codec;
   int min, max;
 
-  if (options->store.size_bytes == 0) {
-    *why = "size=SIZE is required";
+  if (options->store.size_bytes == 0
+      && options_set (options, "size", options_default_size, why) == -1)
     return -1;
-  }
   if (codec_check_level (codec->id, codec->level, &min, &max)) {
     if (min == max)
       snprintf (why_buffer, sizeof why_buffer, "level=%d: %s takes no level",

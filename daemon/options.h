@@ -36,6 +36,9 @@ struct cswap_options {
 /* The text of nbdkit's config_help and of cswap-fuse --help. */
 extern const char options_help[];
 
+/* The size without a size= (cswap.conf(5)): an expression of the RAM. */
+extern const char options_default_size[];
+
 extern void options_init (struct cswap_options *options);
 
 /* Returns 0, or -1 with *WHY set to a message naming the key. The message
@@ -43,7 +46,9 @@ extern void options_init (struct cswap_options *options);
  */
 extern int options_set (struct cswap_options *options, const char *key,
                         const char *value, const char **why);
-/* Checks the options as a whole (size given, level fits the codec). */
+/* Checks the options as a whole (the level fits the codec), and sets the
+ * default size if none was given.
+ */
 extern int options_finish (struct cswap_options *options, const char **why);
 
 #endif /* CSWAP_OPTIONS_H */

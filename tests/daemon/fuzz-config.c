@@ -1,9 +1,9 @@
 /* cswap: the fuzz target for the configuration file (cswap.conf(5)).
  *
  * Any bytes as a file: config_file_load() either accepts it, and then
- * every option is within the bounds the daemons rely on, or refuses it
- * with one line that names the file; it must neither crash nor leak (the
- * sanitizers' job).  Every key goes through options_set(), so this also
+ * every option is within the bounds the daemons rely on and the listing
+ * of where each key came from prints, or refuses it with one line that
+ * names the file; it must neither crash nor leak (the sanitizers' job).  Every key goes through options_set(), so this also
  * fuzzes the option parsers the command lines use.
  *
  * Built with libFuzzer when the compiler is clang; with gcc,
@@ -72,6 +72,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   static int fd = -1;
   static char path[64];
+  static FILE *devnull;
+  struct config_origins origins;
   struct cswap_options options;
   struct cswap_service service;
   const char *why = NULL;
@@ -82,6 +84,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     if (fd == -1)
       fail ("memfd_create", NULL);
     snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+    devnull = fopen ("/dev/null", "we");
+    if (devnull == NULL)
+      fail ("opening /dev/null", NULL);
   }
   if (ftruncate (fd, 0) == -1
       || (size && pwrite (fd, data, size, 0) != (ssize_t) size))
@@ -89,10 +94,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   options_init (&options);
   config_service_init (&service);
-  if (config_file_load (path, &options, &service, &why) == 0)
+  config_origins_init (&origins);
+  if (config_file_load (path, &options, &service, &origins, &why) == 0) {
     check_accepted (&options, &service);
+    config_origins_print (devnull, &origins, &options);
+  }
   else if (why == NULL || strncmp (why, path, strlen (path)) != 0
            || strchr (why, '\n') || strlen (why) >= PATH_MAX + 512)
     fail ("refused without one line naming the file", why);
+  config_origins_free (&origins);
   return 0;
 }

@@ -7,7 +7,8 @@
 # taken as backing=-size=64M too: a file the user never named appeared in
 # the working directory, and the backing file named was ignored.
 # Each run mounts, is checked, and is unmounted; no option may create a
-# file the user did not name.
+# file the user did not name.  A size expression (size=min(ram / 2, 4096))
+# works in each form too, and so does the default size.
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
 
@@ -67,6 +68,45 @@ for form in equals space o; do
   run_form "${args[@]}"
   check "$form form, longer name first: the same" backing_is_64m
 done
+
+# size_with RAM-MIB ARG…: the size of the device file cswap-fuse serves
+# with ARG… on a machine of RAM-MIB MiB (CSWAP_TEST_RAM_MIB).
+size_with () {
+  local ram_mib=$1 size=
+  shift
+  if CSWAP_TEST_RAM_MIB=$ram_mib timeout 20 "$cswap_fuse" "$mnt" --ctl=none "$@" \
+       >"$work/log" 2>&1; then
+    size=$(stat -c %s "$mnt/swap")
+    fusermount3 -u "$mnt"
+  else
+    sed 's/^/# /' "$work/log" >&2
+  fi
+  echo "$size"
+}
+
+# A size expression in each form; -o splits at commas unless escaped.
+for form in equals space o; do
+  case $form in
+    equals) args=(--size='min(ram / 2, 4096)') ;;
+    space)  args=(--size 'min(ram / 2, 4096)') ;;
+    o)      args=(-o 'size=min(ram / 2\, 4096)') ;;
+  esac
+  size=$(size_with 256 "${args[@]}")
+  check "$form form: ${args[*]} with 256 MiB of RAM is 128 MiB ($size)" \
+    test "$size" = $((128 << 20))
+done
+size=$(size_with 256 --size=50%)
+check "--size=50% with 256 MiB of RAM is 128 MiB ($size)" test "$size" = $((128 << 20))
+size=$(size_with 256)
+check "no size with 256 MiB of RAM: min(ram / 2, 4096) is 128 MiB ($size)" \
+  test "$size" = $((128 << 20))
+size=$(size_with 16384)
+check "no size with 16 GiB of RAM: min(ram / 2, 4096) is 4 GiB ($size)" \
+  test "$size" = $((4 << 30))
+message=$(timeout 10 "$cswap_fuse" "$mnt" --ctl=none -o 'size=min(ram / 2, 4096)' 2>&1)
+echo "# $message"
+check "-o size= with an unescaped comma is refused where the value was cut" \
+  grep -q "size=min(ram / 2: expected ',' or ')' at column 12, found the end" <<<"$message"
 
 # A bad value for the longer option is reported under its own name.
 message=$(cd "$cwd" && timeout 10 "$cswap_fuse" "$mnt" --size 64M --ctl=none \

@@ -127,7 +127,8 @@ check "an unknown option is named" \
   fails_with "--frobnicate: unknown option" --frobnicate 1 --size 64M "$mnt"
 check "an unknown -o option is named" \
   fails_with "frobnicate" -o frobnicate=1 --size 64M "$mnt"
-check "size is required" fails_with "size=SIZE is required" "$mnt"
+check "a bad size expression names the option and the column" \
+  fails_with "size=ram / 0: division by zero at column 5" --size='ram / 0' "$mnt"
 check "an unknown transport is named" \
   fails_with "transport=bogus: use auto, uring or classic" \
   --transport=bogus --size 64M "$mnt"

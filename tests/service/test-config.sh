@@ -1,17 +1,24 @@
 #!/bin/bash
 # shellcheck disable=SC2016,SC1003  # eval and --run strings expand later, on purpose
 # cswap: the configuration file (daemon/config-file.c) through
-# `cswap-fuse --check-config`: every key cswap.conf(5) documents is
-# accepted, every device option the daemons take is documented, bad keys
-# and values are rejected with the file and line, and config= in nbdkit
-# reads the file in place (later keys override it).
+# `cswap-fuse --check-config` and `cswap check`: every key cswap.conf(5)
+# documents is accepted, every device option the daemons take is
+# documented, bad keys and values are rejected with the file and line,
+# config= in nbdkit reads the file in place (later keys override it).
+# Sizes written as expressions of the RAM, on a simulated machine
+# (CSWAP_TEST_RAM_MIB); drop-ins in lexical order, replaced and masked
+# the systemd way, and the listing of where each key came from; cswap=0
+# on a simulated kernel command line.
 set -uo pipefail
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 source "$(dirname "$0")/../lib/sanitizer-env.sh"
 : "${CSWAP_SOURCE_ROOT:?run through meson test}"
 cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 plugin=$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so
+helper=$CSWAP_BUILD_ROOT/systemd/cswap
 manpage=$CSWAP_SOURCE_ROOT/man/cswap.conf.5
+export CSWAP_FUSE=$cswap_fuse
+ends_ok=$'\n''ok$'
 
 n=0 failed=0
 check () {                      # check NAME COMMAND…
@@ -22,6 +29,8 @@ check () {                      # check NAME COMMAND…
 }
 dir=$(mktemp -d /tmp/cswap-config.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+# The package's drop-in directory, here instead of /usr/lib.
+export CSWAP_VENDOR_CONFIG_DIR=$dir/vendor
 
 # A valid value for every key; a key documented without one here fails.
 declare -A good=(
@@ -77,11 +86,11 @@ for key in $documented; do
     continue
   fi
   [[ $key == size ]] && extra= || extra="size = 1G"
-  check_file "documented key $key = ${good[$key]} is accepted" '^ok$' 0 \
+  check_file "documented key $key = ${good[$key]} is accepted" "$ends_ok" 0 \
     <<<"$extra"$'\n'"$key = ${good[$key]}"
   [[ $key == level || $key == codec ]] || all+="$key = ${good[$key]}"$'\n'
 done
-check_file "every key at once, with comments and blank lines" '^ok$' 0 <<EOF2
+check_file "every key at once, with comments and blank lines" "$ends_ok" 0 <<EOF2
 # a comment
 
 $all
@@ -107,11 +116,11 @@ check_file "a key given twice is rejected, naming both lines" \
   <<<$'size = 1G\ncodec = lz4\n\nsize = 2G'
 check_file "a line with no key is rejected" "test.conf:1: no key before '='" 1 \
   <<<$' = 1G'
-check_file "a missing size is reported for the file" \
-  "test.conf: size=SIZE is required" 1 <<<'codec = lz4'
-check_file "a level the codec does not take is reported" \
-  "test.conf: level=3: lz4 takes no level" 1 <<<$'size = 1G\ncodec = lz4\nlevel = 3'
-check_file "an empty file lacks the size" "size=SIZE is required" 1 </dev/null
+check_file "a file without size is accepted (the size follows the machine)" \
+  "$ends_ok" 0 <<<'codec = lz4'
+check_file "a level the codec does not take is reported at its line" \
+  "test.conf:3: level=3: lz4 takes no level" 1 <<<$'size = 1G\ncodec = lz4\nlevel = 3'
+check_file "an empty file is accepted" "$ends_ok" 0 </dev/null
 out=$("$cswap_fuse" --check-config "$dir/missing.conf" 2>&1)
 status=$?
 check "a missing file is reported with its path ($out)" \
@@ -129,8 +138,186 @@ if command -v nbdkit >/dev/null && command -v nbdinfo >/dev/null; then
          --run 'nbdinfo --size "$uri"' 2>/dev/null)
   check "nbdkit cswap size=2G config=FILE: the file wins ($size)" \
     test "$size" = $((1 << 30))
+  size=$(CSWAP_TEST_RAM_MIB=256 nbdkit -U - "$plugin" 'size=min(ram / 2, 4096)' \
+         ctl=none --run 'nbdinfo --size "$uri"' 2>/dev/null)
+  check "nbdkit cswap size=min(ram / 2, 4096) with 256 MiB of RAM: 128 MiB ($size)" \
+    test "$size" = $((128 << 20))
+  size=$(CSWAP_TEST_RAM_MIB=256 nbdkit -U - "$plugin" ctl=none \
+         --run 'nbdinfo --size "$uri"' 2>/dev/null)
+  check "nbdkit cswap without size: the default, 128 MiB of 256 ($size)" \
+    test "$size" = $((128 << 20))
+  printf 'size = 1G\ncodec = lzo\n' >"$dir/test.conf"
   check "nbdkit cswap config=FILE with a bad line fails" \
     eval '! nbdkit -U - "$plugin" "config=$dir/test.conf" --run true 2>/dev/null'
+fi
+
+# ------------------------------------------------------------ sizes ----
+# Sizes that follow the machine: the listing says what they come to.
+export CSWAP_TEST_RAM_MIB=2048
+check_file "size = min(ram / 2, 4096) with 2 GiB of RAM is 1024 MiB" \
+  "size = min\(ram / 2, 4096\)  # $dir/test.conf:1, 1024 MiB$ends_ok" 0 \
+  <<<'size = min(ram / 2, 4096)'
+CSWAP_TEST_RAM_MIB=16384 check_file \
+  "size = min(ram / 2, 4096) with 16 GiB of RAM is 4096 MiB" \
+  "size = min\(ram / 2, 4096\)  # $dir/test.conf:1, 4096 MiB$ends_ok" 0 \
+  <<<'size = min(ram / 2, 4096)'
+check_file "size = 50% of 2 GiB is 1024 MiB" \
+  "size = 50%  # $dir/test.conf:1, 1024 MiB" 0 <<<'size = 50%'
+check_file "size = ram / 3 is rounded down to a page" \
+  "size = ram / 3  # $dir/test.conf:1, 699048 KiB" 0 <<<'size = ram / 3'
+check_file "pool-limit = ram / 4 of 2 GiB is 512 MiB" \
+  "pool-limit = ram / 4  # $dir/test.conf:2, 512 MiB" 0 \
+  <<<$'size = 1G\npool-limit = ram / 4'
+check_file "pool-limit = 25% still means a quarter of RAM" \
+  "pool-limit = 25%  # $dir/test.conf:2, 512 MiB" 0 <<<$'size = 1G\npool-limit = 25%'
+check_file "without size, the default is shown with what it comes to" \
+  "size = min\(ram / 2, 4096\)  # default, 1024 MiB" 0 <<<'codec = lz4'
+CSWAP_TEST_RAM_MIB=16384 check_file "the default follows the machine (16 GiB)" \
+  "size = min\(ram / 2, 4096\)  # default, 4096 MiB" 0 </dev/null
+
+# Each kind of bad expression, with the line and what was wrong.
+bad_sizes=(
+  "size = min(ram / 2 4096)|size=min(ram / 2 4096): expected ',' or ')' at column 13, found '4096)'"
+  "size = (ram / 2|expected ')' at column 9, found the end"
+  "size = ram / (ram - ram)|size=ram / (ram - ram): division by zero at column 5"
+  "size = 1024 - ram|the result is -1024 MiB: a size must be more than zero"
+  "size = ram - ram|the result is 0 MiB: a size must be more than zero"
+  "size = ram * 99999999999|overflow at column 5: a value beyond 16 EiB"
+  "size = rom / 2|unknown name 'rom' at column 1: use ram, min or max"
+  "size = min(ram / 2, 4G)|unexpected 'G' at column 15: numbers in an expression are MiB"
+  "size = ram * 8192|16384 GiB: more than cswap can address"
+  "pool-limit = ram / 0|pool-limit=ram / 0: division by zero at column 5"
+  "pool-limit = ram - 4096|pool-limit=ram - 4096: the result is -2048 MiB"
+)
+refused_on_line_2 () {          # refused_on_line_2 MESSAGE
+  [[ $status -eq 1 && $out == "cswap-fuse: $dir/test.conf:2: "*"$1"* ]]
+}
+for entry in "${bad_sizes[@]}"; do
+  line=${entry%%|*}
+  printf 'codec = zstd\n%s\n' "$line" >"$dir/test.conf"
+  out=$("$cswap_fuse" --check-config "$dir/test.conf" 2>&1)
+  status=$?
+  check "'$line' is refused on line 2 ($out)" refused_on_line_2 "${entry#*|}"
+done
+
+# --------------------------------------------------------- drop-ins ----
+conf=$dir/drop/cswap.conf
+admin=$conf.d
+vendor=$CSWAP_VENDOR_CONFIG_DIR/cswap.conf.d
+mkdir -p "$admin" "$vendor"
+printf 'size = 1G\ncodec = lz4\n' >"$conf"
+# Written out of order on purpose: the order read is the names', and
+# "9-late" sorts after "10-early" and the package's "50-vendor".
+printf 'size = 3G\n' >"$admin/9-late.conf"
+printf 'size = 2G\npriority = 20\n' >"$admin/10-early.conf"
+printf 'size = 5G\npool-limit = 10%%\n' >"$vendor/50-vendor.conf"
+printf 'priority = 9\n' >"$vendor/60-same.conf"
+printf 'priority = 8\n' >"$admin/60-same.conf"
+printf 'frontend = nbd\n' >"$vendor/70-masked.conf"
+ln -s /dev/null "$admin/70-masked.conf"
+# Not drop-ins: another suffix, a hidden file, a backup.
+printf 'size = 7G\n' >"$admin/README"
+printf 'size = 7G\n' >"$admin/.hidden.conf"
+printf 'size = 7G\n' >"$admin/9-late.conf~"
+
+out=$(bash "$helper" -c "$conf" check 2>&1)
+status=$?
+sed 's/^/# /' <<<"$out"
+check "cswap check accepts the merged configuration (status $status)" \
+  eval '[[ $status -eq 0 && $out =~ $ends_ok ]]'
+has_line () { grep -qxF -- "$1" <<<"$out"; }
+check "files are read in the lexical order of their names, wherever they are" \
+  test "$(sed -n 's/^# \([^:]*\).*/\1/p' <<<"$out" | tr '\n' ' ')" = \
+       "$conf $admin/10-early.conf $vendor/50-vendor.conf $admin/60-same.conf $admin/70-masked.conf $admin/9-late.conf "
+check "the last file to give a key wins, and is named with its line" \
+  has_line "size = 3G  # $admin/9-late.conf:1, 3072 MiB"
+check "a key no later file gives keeps its place in the main file" \
+  has_line "codec = lz4  # $conf:2"
+check "a package drop-in's key counts where it sorts" \
+  eval 'grep -q "^pool-limit = 10%  # $vendor/50-vendor.conf:2, " <<<"$out"'
+check "/etc's drop-in replaces the package's of the same name" \
+  has_line "priority = 8  # $admin/60-same.conf:1"
+check "and the listing says so" has_line "# $admin/60-same.conf: replaces $vendor/60-same.conf"
+check "a drop-in linked to /dev/null masks the package's" \
+  eval '! grep -q "^frontend" <<<"$out"'
+check "and the listing says so" \
+  has_line "# $admin/70-masked.conf: linked to /dev/null, masks $vendor/70-masked.conf"
+check "only *.conf files that are not hidden are read" eval '! grep -q 7G <<<"$out"'
+if command -v nbdkit >/dev/null && command -v nbdinfo >/dev/null; then
+  size=$(nbdkit -U - "$plugin" ctl=none "config=$conf" \
+         --run 'nbdinfo --size "$uri"' 2>/dev/null)
+  check "nbdkit cswap config=FILE reads the same drop-ins ($size)" \
+    test "$size" = $((3 << 30))
+fi
+
+printf 'size = 1G\ncodec = lzo\n' >"$admin/95-bad.conf"
+out=$(bash "$helper" -c "$conf" check 2>&1)
+status=$?
+check "a bad value in a drop-in: status 2, the drop-in's line ($out)" \
+  eval '[[ $status -eq 2 && $out == "cswap: invalid configuration: $admin/95-bad.conf:2: codec=lzo: unknown codec"* ]]'
+printf 'size = 1G\npriority = 1\nsize = 2G\n' >"$admin/95-bad.conf"
+out=$(bash "$helper" -c "$conf" check 2>&1)
+check "a key twice in one drop-in is still an error ($out)" \
+  eval '[[ $out == *"$admin/95-bad.conf:3: size: given twice (first on line 1)" ]]'
+printf 'level = 5\n' >"$admin/95-bad.conf"
+printf 'codec = lz4\n' >"$admin/96-codec.conf"
+out=$(bash "$helper" -c "$conf" check 2>&1)
+check "a level the final codec does not take is placed at its line ($out)" \
+  eval '[[ $out == *"$admin/95-bad.conf:1: level=5: lz4 takes no level" ]]'
+rm "$admin/95-bad.conf" "$admin/96-codec.conf"
+
+# The helper takes its service keys from the merge: a drop-in's frontend
+# and ctl decide what `cswap run` starts.  Stand-ins for the daemons
+# record their arguments (cswap-fuse's still checks the configuration).
+mkdir "$dir/bin"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s"\n' "$dir/nbdkit.args" >"$dir/bin/nbdkit"
+printf '#!/bin/sh\n[ "$1" = --check-config ] && exec "%s" "$@"\nprintf "%%s\\n" "$@" >"%s"\n' \
+  "$cswap_fuse" "$dir/cswap-fuse.args" >"$dir/bin/cswap-fuse"
+chmod +x "$dir/bin/nbdkit" "$dir/bin/cswap-fuse"
+printf 'frontend = nbd\nctl = %s\nmountpoint = %s\n' "$dir/ctl.sock" "$dir/mnt" \
+  >"$admin/80-nbd.conf"
+# run_helper CMDLINE COMMAND: the helper on a simulated kernel command line
+# (written as given: /proc/cmdline ends in a newline).
+run_helper () {
+  printf '%s' "$1" >"$dir/cmdline"
+  rm -f "$dir/nbdkit.args" "$dir/cswap-fuse.args"
+  PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse \
+    CSWAP_PROC_CMDLINE=$dir/cmdline CSWAP_STATE_DIR=$dir/state \
+    bash "$helper" -c "$conf" "$2" 2>&1
+}
+if [[ $(id -u) -eq 0 ]]; then
+  out=$(run_helper $'BOOT_IMAGE=/vmlinuz ro quiet\n' run)
+  check "cswap run starts the frontend a drop-in chose, with its ctl ($out)" \
+    eval 'grep -qxF "ctl=$dir/ctl.sock" "$dir/nbdkit.args" && grep -qxF "config=$conf" "$dir/nbdkit.args"'
+  out=$(run_helper $'ro cswap=01 nocswap=0 cswap=0x\n' run)
+  check "only the word cswap=0 turns cswap off" test -e "$dir/nbdkit.args"
+fi
+
+# ----------------------------------------------------------- cswap=0 ----
+rm -rf "$dir/state"
+for command in up run; do
+  out=$(run_helper $'BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro cswap=0 quiet\n' $command)
+  status=$?
+  check "cswap $command refuses under cswap=0, status 2 ($out)" \
+    eval '[[ $status -eq 2 && $out == "cswap: cswap=0 is on the kernel command line ($dir/cmdline): not starting"* ]]'
+  check "and starts nothing" \
+    eval '[[ ! -e $dir/nbdkit.args && ! -e $dir/cswap-fuse.args && ! -e $dir/state ]]'
+done
+out=$(run_helper 'ro cswap=0' up)
+check "cswap=0 counts as the last word without a newline ($out)" \
+  eval '[[ $out == "cswap: cswap=0 is on the kernel command line"* ]]'
+out=$(run_helper $'ro cswap=0\n' check)
+status=$?
+check "cswap check still checks under cswap=0, and says so" \
+  eval '[[ $status -eq 0 && $out == "# cswap=0 is on the kernel command line"* && $out =~ $ends_ok ]]'
+condition=$(sed -n 's/^ConditionKernelCommandLine=//p' "$CSWAP_BUILD_ROOT/systemd/cswap.service")
+check "the unit has a kernel command line condition ($condition)" test "$condition" = '!cswap=0'
+if systemd-analyze condition 'ConditionKernelCommandLine=!x' >/dev/null 2>&1; then
+  # SYSTEMD_PROC_CMDLINE stands in for /proc/cmdline.
+  check "the unit's condition fails under cswap=0" \
+    eval '! SYSTEMD_PROC_CMDLINE="ro cswap=0 quiet" systemd-analyze condition "ConditionKernelCommandLine=$condition" >/dev/null 2>&1'
+  check "and holds without it" \
+    eval 'SYSTEMD_PROC_CMDLINE="ro cswap=01 nocswap=0" systemd-analyze condition "ConditionKernelCommandLine=$condition" >/dev/null 2>&1'
 fi
 
 echo "1..$n"
