@@ -80,10 +80,11 @@ check "stats --json: writes counted, version and options" \
        "256 0.1.0 zstd 67108864"
 stats=$(ctl stats)
 echo "$stats" | sed 's/^/# /'
-check "stats: a table with the device size in MiB" \
-  grep -q '^ALGORITHM .*DISKSIZE.*RATIO' <<<"$stats"
-check "stats: 64.0 MiB" grep -q 'zstd-1 *64.0 MiB' <<<"$stats"
-check "stats --bytes: exact sizes" grep -q ' 67108864 ' <<<"$(ctl --bytes stats)"
+check "stats: the device listing, memory first" \
+  grep -q '^NAME *MEM-NOW .*ALGORITHM *DISKSIZE$' <<<"$stats"
+check "stats: the device size as zramctl prints it" \
+  grep -q 'zstd-1 *64M$' <<<"$stats"
+check "stats --bytes: exact sizes" grep -q ' 67108864$' <<<"$(ctl --bytes stats)"
 check "classes: one row per class" \
   test "$(ctl classes | wc -l)" -gt 10
 check "classes --json: 12 fullness groups" \
@@ -114,7 +115,7 @@ check "metrics: write requests timed" \
 check "help" grep -q '^  writeback' <<<"$(ctl help)"
 check "--watch repeats" \
   test "$(timeout 2.5 "$cswapctl" --socket "$tmp/ctl.sock" --watch 1 stats |
-          grep -c ^ALGORITHM)" -ge 2
+          grep -c ^NAME)" -ge 2
 check "an unknown command is a usage error, exit 2" \
   exits 2 "unknown command" ctl frobnicate
 check "a missing argument is a usage error, exit 2" \
