@@ -1,7 +1,8 @@
 /* cswapctl: tables, as zramctl prints them.
  *
  * Cells are kept as strings until the table is printed, so that each
- * column gets the width of its widest cell (header included).  Raw
+ * column gets the width of its widest cell (the header's too, unless it
+ * is left out).  Raw
  * output, for scripts, puts one space between cells and escapes what
  * would split or break a cell (whitespace, control bytes, backslash) as
  * \xNN, as libsmartcols does for zramctl --raw.
@@ -62,7 +63,7 @@ table_print (struct table *t, const struct table_style *style)
 
   if (width == NULL)
     die (EXIT_FAILURE, "calloc: %m");
-  for (size_t r = 0; r < rows; r++)
+  for (size_t r = style->no_headings ? 1 : 0; r < rows; r++)
     for (size_t c = 0; c < t->column_count; c++)
       if (strlen (row_cell (t, r, c)) > width[c])
         width[c] = strlen (row_cell (t, r, c));
