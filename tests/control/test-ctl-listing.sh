@@ -238,7 +238,7 @@ lists_every_column () {
   local message column
   message=$(ctl -o FOO 2>&1)
   for column in $columns; do
-    grep -q "[ ,]$column[,;]" <<<"$message" || return 1
+    grep -q "[ ,]${column}[,;]" <<<"$message" || return 1
   done
 }
 check "the error lists every column" lists_every_column
@@ -276,6 +276,7 @@ check "status: a recorded device that is not swap" \
 
 # The kernel's view, made up: /proc/swaps says $device is 91% used.
 with_swaps () {
+  # shellcheck disable=SC2016  # expanded by sh -c
   unshare --mount --propagation private sh -c \
     'mount --bind "$0" /proc/swaps && exec "$@"' "$tmp/swaps" "$@"
 }
