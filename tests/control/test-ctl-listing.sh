@@ -11,28 +11,7 @@
 # with and without warnings.
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
-
-[ "$(id -u)" -eq 0 ] || skip "mounting the device file needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
-command -v jq >/dev/null || skip "jq is not installed"
-: "${CSWAP_BUILD_ROOT:?run through meson test}"
-cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
-cswapctl=$CSWAP_BUILD_ROOT/control/cswapctl
-
-tmp=$(mktemp -d)
-pids=()
-cleanup () {
-  local pid mnt
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  done
-  for mnt in "$tmp"/mnt-*; do
-    grep -qs " $mnt fuse" /proc/mounts && fusermount3 -u -z "$mnt"
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../lib/fuse-daemon.sh"
 
 # The cswap helper's state file is the test's, not the host's.
 export CSWAP_STATE_DIR=$tmp/state
@@ -41,24 +20,6 @@ state=$CSWAP_STATE_DIR/state
 a=$tmp/a.sock
 b=$tmp/b.sock
 device=/dev/cswap-test-device   # a name no real device has
-
-# start NAME ARGS...: cswap-fuse on $tmp/mnt-NAME, socket $tmp/NAME.sock.
-start () {
-  local name=$1 mnt=$tmp/mnt-$1
-  shift
-  mkdir "$mnt"
-  "$cswap_fuse" -f --compact=off "$@" -o ctl="$tmp/$name.sock" "$mnt" \
-    2>"$tmp/$name.log" &
-  pids+=($!)
-  for _ in $(seq 100); do
-    grep -qs " $mnt fuse.cswap " /proc/mounts && [ -S "$tmp/$name.sock" ] &&
-      return 0
-    sleep 0.1
-  done
-  echo "Bail out! cswap-fuse $name did not start"
-  cat "$tmp/$name.log" >&2
-  exit 1
-}
 
 # put NAME PAGE: standard input to NAME's device from page PAGE on.
 put () {
@@ -77,16 +38,6 @@ settle () {
   return 1
 }
 
-# exits CODE PATTERN COMMAND...: COMMAND exits with CODE and says PATTERN.
-exits () {
-  local code=$1 pattern=$2 message got
-  shift 2
-  message=$("$@" 2>&1)
-  got=$?
-  sed 's/^/# /' <<<"$message" | head -3
-  [ "$got" -eq "$code" ] && grep -q -- "$pattern" <<<"$message"
-}
-
 ctl () { "$cswapctl" --socket "$a" "$@"; }
 
 # holds FILTER: jq's FILTER is true of the JSON on standard input.
@@ -94,8 +45,9 @@ holds () {
   jq -e "$1" >/dev/null
 }
 
-start a --size 64M --backing="$tmp/backing" --backing-size=32M
-start b --size 16M
+start_fuse a --compact=off --size 64M --backing="$tmp/backing" \
+  --backing-size=32M
+start_fuse b --compact=off --size 16M
 
 # A: 64 pages of text, 64 same-filled, 32 random (kept raw), 64 that
 # compress to half a page, every other one of which is then zeroed so

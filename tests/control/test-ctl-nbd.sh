@@ -51,16 +51,6 @@ json_field () {                 # json_field FIELD: from stats --json
   ctl --json stats | jq -e ".$1"
 }
 
-# exits CODE PATTERN COMMAND...: COMMAND exits with CODE and says PATTERN.
-exits () {
-  local code=$1 pattern=$2 message
-  shift 2
-  message=$("$@" 2>&1)
-  local got=$?
-  sed 's/^/# /' <<<"$message" | head -3
-  [ "$got" -eq "$code" ] && grep -q -- "$pattern" <<<"$message"
-}
-
 rss_kib () {
   awk '/^VmRSS/ { print $2 }' "/proc/$1/status"
 }
