@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cswapctl.h"
 #include "parse.h"
 
@@ -427,7 +428,7 @@ main (int argc, char *argv[])
     { NULL, 0, NULL, 0 },
   };
   const struct command *command;
-  struct target *targets = calloc (argc + 1, sizeof *targets);
+  CLEANUP_FREE struct target *targets = calloc (argc, sizeof *targets);
   size_t target_count = 0;
   bool columns_given = false;
   char line[LINE_BYTES];
@@ -500,12 +501,8 @@ main (int argc, char *argv[])
     targets[target_count++].socket_path = default_socket ();
   check_shapes (command, columns_given, target_count);
 
-  if (watch_seconds == 0) {
-    int status = run (command, line, targets, target_count);
-
-    free (targets);
-    return status;
-  }
+  if (watch_seconds == 0)
+    return run (command, line, targets, target_count);
   for (;;) {
     if (isatty (STDOUT_FILENO))
       fputs ("\033[H\033[2J", stdout);  /* clear the screen, as watch(1) */
