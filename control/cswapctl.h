@@ -70,6 +70,8 @@ struct target {
 extern const char *default_socket (void);
 /* Fills T->device from the cswap helper's state file. */
 extern void locate_device (struct target *t);
+/* What a row or a paragraph is about: the device, else the socket. */
+extern const char *target_name (const struct target *t);
 /* The kernel's swap use of T->device from /proc/swaps: true with
  * *USED_BYTES and *SIZE_BYTES set, false when the device is not known or
  * is not swap now.

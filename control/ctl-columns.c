@@ -53,8 +53,7 @@ struct column {
 static void
 name_value (const struct target *t, struct value *v)
 {
-  snprintf (v->text, sizeof v->text, "%s",
-            t->device[0] ? t->device : t->socket_path);
+  snprintf (v->text, sizeof v->text, "%s", target_name (t));
 }
 
 static void

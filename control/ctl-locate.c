@@ -82,6 +82,12 @@ locate_device (struct target *t)
     state_get ("device", t->device);
 }
 
+const char *
+target_name (const struct target *t)
+{
+  return t->device[0] ? t->device : t->socket_path;
+}
+
 bool
 device_swap_use (const struct target *t, uint64_t *used_bytes,
                  uint64_t *size_bytes)

@@ -1,9 +1,9 @@
 /* cswapctl status: one paragraph a person reads, from the `stats` reply.
  *
- *   /dev/loop0: 1.2 GiB of swap in use, of 4.0 GiB.  The pages take
+ *   /dev/loop0: 1.2 GiB of swap in use, of 4.0 GiB. The pages take
  *   310.2 MiB of RAM now (peak 402.0 MiB), a ratio of 3.95; the daemon
- *   holds 330.5 MiB of RAM in all.  On the backing file: 120.0 MiB of
- *   data, in 40.1 MiB of its 1.0 GiB (12.3 MiB of it stale).  No
+ *   holds 330.5 MiB of RAM in all. On the backing file: 120.0 MiB of
+ *   data, in 40.1 MiB of its 1.0 GiB (12.3 MiB of it stale). No
  *   warnings.
  *
  * Swap in use is the kernel's, from /proc/swaps, when the cswap helper
@@ -54,7 +54,7 @@ swap_sentence (FILE *f, const struct target *t, unsigned *full_percent)
   uint64_t used, size;
   char a[SIZE_TEXT_MAX], b[SIZE_TEXT_MAX];
 
-  fprintf (f, "%s: ", t->device[0] ? t->device : t->socket_path);
+  fprintf (f, "%s: ", target_name (t));
   if (device_swap_use (t, &used, &size)) {
     fprintf (f, "%s of swap in use, of %s.", size_text (a, used),
              size_text (b, size));
@@ -64,10 +64,10 @@ swap_sentence (FILE *f, const struct target *t, unsigned *full_percent)
   used = member_uint (r, "original_bytes");
   size = member_uint (r, "size_bytes");
   if (t->device[0])
-    fprintf (f, "not swap now; ");
+    fputs ("not swap now; ", f);
   fprintf (f, "%s stored, of %s", size_text (a, used), size_text (b, size));
-  fprintf (f, t->device[0] ? "." : " (no swap device is recorded for "
-           "this socket, so the kernel's swap use is not known).");
+  fputs (t->device[0] ? "." : " (no swap device is recorded for this "
+         "socket, so the kernel's swap use is not known).", f);
   *full_percent = percent (used, size);
 }
 
@@ -97,7 +97,7 @@ backing_sentence (FILE *f, json_object *r, unsigned *used_percent)
 
   *used_percent = percent (used, size);
   if (size == 0) {
-    fprintf (f, " No backing file.");
+    fputs (" No backing file.", f);
     return;
   }
   if (used == 0) {
@@ -109,7 +109,7 @@ backing_sentence (FILE *f, json_object *r, unsigned *used_percent)
            size_text (b, used), size_text (c, size));
   if (stats_stale (r))
     fprintf (f, " (%s of it stale)", size_text (a, stats_stale (r)));
-  fprintf (f, ".");
+  fputc ('.', f);
 }
 
 /* Appends one warning to F, "Warnings: " before the first. */
@@ -119,7 +119,7 @@ warn (FILE *f, unsigned *count, const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf (f, *count ? "; " : " Warnings: ");
+  fputs (*count ? "; " : " Warnings: ", f);
   va_start (ap, fmt);
   vfprintf (f, fmt, ap);
   va_end (ap);
@@ -136,6 +136,7 @@ warnings (FILE *f, json_object *r, unsigned full_percent,
   uint64_t io = member_uint (r, "backing_io_errors");
   uint64_t enospc = member_uint (r, "backing_enospc_errors");
   uint64_t checksum = member_uint (r, "backing_checksum_errors");
+  uint64_t limit = member_uint (r, "pool_limit_bytes");
   char a[SIZE_TEXT_MAX];
   unsigned count = 0;
 
@@ -143,9 +144,13 @@ warnings (FILE *f, json_object *r, unsigned full_percent,
     warn (f, &count, "the device is %u%% full", full_percent);
   if (backing_percent >= FULL_PERCENT)
     warn (f, &count, "the backing file is %u%% used", backing_percent);
-  if (limit_hits)
+  /* The limit may have been lifted since. */
+  if (limit_hits && limit)
     warn (f, &count, "the pool limit (%s) was hit %llu %s",
-          size_text (a, member_uint (r, "pool_limit_bytes")),
+          size_text (a, limit), (unsigned long long) limit_hits,
+          plural (limit_hits, "time", "times"));
+  else if (limit_hits)
+    warn (f, &count, "the pool limit was hit %llu %s",
           (unsigned long long) limit_hits, plural (limit_hits, "time", "times"));
   if (failed)
     warn (f, &count, "%llu %s could not be stored (the kernel got an error)",
@@ -162,7 +167,7 @@ warnings (FILE *f, json_object *r, unsigned full_percent,
   if (checksum)
     warn (f, &count, "%llu backing file %s failed its checksum",
           (unsigned long long) checksum, plural (checksum, "read", "reads"));
-  fprintf (f, count ? "." : " No warnings.");
+  fputs (count ? "." : " No warnings.", f);
 }
 
 /* Prints TEXT folded at WRAP_COLUMNS, on spaces. */
