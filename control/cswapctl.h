@@ -1,7 +1,8 @@
 /* cswapctl: what the client's files share (internal to cswapctl).
  *
  *   cswapctl.c      options, the commands, the socket exchange
- *   ctl-reply.c     errors, reply members, sizes and times as text
+ *   ctl-reply.c     errors, reply members and figures from them, numbers
+ *                   as text
  *   ctl-locate.c    which socket, which swap device, its /proc/swaps line
  *   ctl-table.c     aligned, raw and headless tables
  *   ctl-columns.c   the device listing (stats): its columns and --output
