@@ -1,269 +1,157 @@
 /* cswapctl: the command-line client of a cswap daemon's control socket.
  *
- *   cswapctl [--socket PATH] [--json] [--bytes] [--watch SECONDS] COMMAND
+ *   cswapctl [--socket PATH]... [OPTIONS] [COMMAND [ARGS]]
  *
- * Sends one command line, reads the one-line JSON reply, and prints it as
- * a table like zramctl's (sizes in KiB/MiB/GiB with one decimal), or as it
- * came (--json), or with exact byte counts (--bytes).  The protocol and the
- * reply fields are in cswapctl(8).
+ * Sends one command line, reads the one-line JSON reply, and prints it:
+ * `stats` (the command when none is given) as a device listing like
+ * zramctl's, one row per socket (ctl-columns.c), `status` as a paragraph
+ * (ctl-status.c), the other commands as tables or "key value" lines; or
+ * the reply as it came (--json).  The protocol and the reply fields are
+ * in cswapctl(8).
  *
  * Exit status: 0 ok, 1 the daemon replied an error, 2 usage error,
  * 3 cannot connect.
- *
- * Locking: none; single-threaded.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
+#include "cleanup.h"
+#include "cswapctl.h"
 #include "parse.h"
 
-#define PROGRAM_NAME "cswapctl"
-#define DEFAULT_SOCKET "/run/cswap/cswap.sock"
-#define EXIT_DAEMON_ERROR 1
-#define EXIT_USAGE 2
-#define EXIT_CONNECT 3
 /* The largest reply the daemon sends is far smaller (CONTROL_REPLY_MAX). */
 #define MAX_REPLY_BYTES (16 * 1024 * 1024)
-#define MAX_COLUMNS 24
-#define MAX_CELL 32
+/* A command line, its newline and a NUL: within the daemon's limit
+ * (CONTROL_LINE_MAX).
+ */
+#define LINE_BYTES 4096
 
-static const char *socket_path = DEFAULT_SOCKET;
 static bool print_json, exact_bytes;
+static struct table_style table_style;
+static struct column_list listing_columns;
+
+/* What a command's output can be shaped by, besides --json. */
+enum shapes {
+  TABLE = 1,                    /* --raw, --noheadings */
+  COLUMNS = 2,                  /* --output, --output-all */
+  NO_JSON = 4,                  /* not --json: cswapctl's own text */
+  SOCKETS = 8,                  /* more than one --socket */
+};
 
 struct command {
   const char *name;
+  /* The line sent for it: NULL for its name and arguments. */
+  const char *request;
   int min_args, max_args;
-  void (*print) (json_object *reply);
-};
-
-__attribute__ ((noreturn, format (printf, 2, 3)))
-static void
-die (int status, const char *fmt, ...)
-{
-  va_list ap;
-
-  fprintf (stderr, "%s: ", PROGRAM_NAME);
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fputc ('\n', stderr);
-  exit (status);
-}
-
-/* Tables: cells are formatted first, so that every column gets the width
- * of its widest cell.  Text columns are left-aligned, numbers right.
- */
-struct table {
-  size_t columns, rows;
-  char (*cells)[MAX_COLUMNS][MAX_CELL];
-  bool left[MAX_COLUMNS];
+  unsigned shapes;
+  void (*print) (const struct target *targets, size_t count);
 };
 
 static void
-table_init (struct table *t, size_t rows, const char *const *header,
-            size_t columns, size_t left_columns)
+print_stats (const struct target *targets, size_t count)
 {
-  t->columns = columns;
-  t->rows = 0;
-  t->cells = calloc (rows + 1, sizeof *t->cells);
-  if (t->cells == NULL)
-    die (EXIT_FAILURE, "calloc: %m");
-  for (size_t c = 0; c < columns; c++) {
-    snprintf (t->cells[0][c], MAX_CELL, "%s", header[c]);
-    t->left[c] = c < left_columns;
-  }
-  t->rows = 1;
-}
-
-/* The next row's cell C. */
-static char *
-cell (struct table *t, size_t c)
-{
-  return t->cells[t->rows][c];
-}
-
-static void
-table_print (struct table *t)
-{
-  size_t width[MAX_COLUMNS] = { 0 };
-
-  for (size_t r = 0; r < t->rows; r++)
-    for (size_t c = 0; c < t->columns; c++)
-      if (strlen (t->cells[r][c]) > width[c])
-        width[c] = strlen (t->cells[r][c]);
-  for (size_t r = 0; r < t->rows; r++)
-    for (size_t c = 0; c < t->columns; c++)
-      printf ("%s%*s%s", c ? " " : "",
-              t->left[c] ? -(int) width[c] : (int) width[c], t->cells[r][c],
-              c + 1 == t->columns ? "\n" : "");
-  free (t->cells);
-}
-
-static json_object *
-member (json_object *o, const char *key)
-{
-  json_object *value;
-
-  if (!json_object_object_get_ex (o, key, &value))
-    die (EXIT_DAEMON_ERROR, "the daemon's reply has no \"%s\"", key);
-  return value;
-}
-
-static uint64_t
-member_uint (json_object *o, const char *key)
-{
-  return json_object_get_uint64 (member (o, key));
-}
-
-static void
-format_uint (char *out, uint64_t value)
-{
-  snprintf (out, MAX_CELL, "%llu", (unsigned long long) value);
-}
-
-/* 512 B, 4.0 KiB, 1.5 GiB; exact with --bytes. */
-static void
-format_size (char *out, uint64_t bytes)
-{
-  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-  double value = bytes;
-  size_t u = 0;
-
-  if (exact_bytes || bytes < 1024) {
-    snprintf (out, MAX_CELL, exact_bytes ? "%llu" : "%llu B",
-              (unsigned long long) bytes);
-    return;
-  }
-  value /= 1024;
-  while (value >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-    value /= 1024;
-    u++;
-  }
-  snprintf (out, MAX_CELL, "%.1f %s", value, units[u]);
-}
-
-static void
-print_stats (json_object *r)
-{
-  static const char *const header[] = {
-    "ALGORITHM", "DISKSIZE", "DATA", "COMPR", "POOL", "META", "TOTAL",
-    "RATIO", "PAGES", "SAME", "HUGE", "LIMIT", "LIMIT-HITS", "ERRORS",
-    "UPTIME",
+  struct listing_style style = {
+    .table = table_style,
+    .bytes = exact_bytes || table_style.raw,
+    .columns = &listing_columns,
   };
-  json_object *options = member (r, "options");
-  uint64_t limit = member_uint (r, "pool_limit_bytes");
-  struct table t;
-  size_t c = 0;
 
-  table_init (&t, 1, header, sizeof header / sizeof header[0], 1);
-  snprintf (cell (&t, c++), MAX_CELL, "%s-%lld",
-            json_object_get_string (member (options, "codec")),
-            (long long) json_object_get_int64 (member (options, "level")));
-  format_size (cell (&t, c++), member_uint (r, "size_bytes"));
-  format_size (cell (&t, c++), member_uint (r, "original_bytes"));
-  format_size (cell (&t, c++), member_uint (r, "compressed_bytes"));
-  format_size (cell (&t, c++), member_uint (r, "pool_bytes"));
-  format_size (cell (&t, c++), member_uint (r, "metadata_bytes"));
-  format_size (cell (&t, c++), member_uint (r, "memory_used_bytes"));
-  snprintf (cell (&t, c++), MAX_CELL, "%.2f",
-            json_object_get_double (member (r, "effective_ratio")));
-  format_uint (cell (&t, c++), member_uint (r, "pages_stored"));
-  format_uint (cell (&t, c++), member_uint (r, "same_filled_pages"));
-  format_uint (cell (&t, c++), member_uint (r, "huge_pages"));
-  if (limit)
-    format_size (cell (&t, c++), limit);
-  else
-    snprintf (cell (&t, c++), MAX_CELL, "-");
-  format_uint (cell (&t, c++), member_uint (r, "pool_limit_hits"));
-  format_uint (cell (&t, c++), member_uint (r, "failed_writes")
-                               + member_uint (r, "read_errors"));
-  snprintf (cell (&t, c++), MAX_CELL, "%.0fs",
-            json_object_get_double (member (r, "uptime_seconds")));
-  t.rows++;
-  table_print (&t);
+  print_listing (targets, count, &style);
 }
 
 static void
-print_classes (json_object *r)
+print_classes (const struct target *targets, size_t count)
 {
-  static const char *const header[] = {
-    "CLASS", "SIZE", "PAGES", "OBJS", "HUGE", "EMPTY", "<10%", "10%", "20%",
-    "30%", "40%", "50%", "60%", "70%", "80%", "90%", "FULL", "ALLOCATED",
-    "USED", "PAGES-USED", "FREEABLE",
+  static const struct table_column headers[] = {
+    { "CLASS", false }, { "SIZE", false }, { "PAGES", false },
+    { "OBJS", false }, { "HUGE", true }, { "EMPTY", false },
+    { "<10%", false }, { "10%", false }, { "20%", false }, { "30%", false },
+    { "40%", false }, { "50%", false }, { "60%", false }, { "70%", false },
+    { "80%", false }, { "90%", false }, { "FULL", false },
+    { "ALLOCATED", false }, { "USED", false }, { "PAGES-USED", false },
+    { "FREEABLE", false },
+  };
+  static const char *const shape[] = {
+    "index", "size", "pages_per_zspage", "objects_per_zspage",
   };
   static const char *const counts[] = {
     "objects_allocated", "objects_used", "pages_used", "pages_freeable",
   };
-  json_object *classes = member (r, "classes");
+  json_object *classes = member (targets[0].reply, "classes");
   size_t n = json_object_array_length (classes);
   struct table t;
 
-  table_init (&t, n, header, sizeof header / sizeof header[0], 0);
+  (void) count;
+  table_init (&t, headers, sizeof headers / sizeof headers[0]);
   for (size_t i = 0; i < n; i++) {
     json_object *k = json_object_array_get_idx (classes, i);
     json_object *zspages = member (k, "zspages");
-    size_t c = 0;
 
-    format_uint (cell (&t, c++), member_uint (k, "index"));
-    format_uint (cell (&t, c++), member_uint (k, "size"));
-    format_uint (cell (&t, c++), member_uint (k, "pages_per_zspage"));
-    format_uint (cell (&t, c++), member_uint (k, "objects_per_zspage"));
-    snprintf (cell (&t, c++), MAX_CELL, "%s",
-              json_object_get_boolean (member (k, "huge")) ? "Y" : "N");
-    for (size_t g = 0; g < json_object_array_length (zspages) && g < 12; g++)
-      format_uint (cell (&t, c++),
-                   json_object_get_uint64 (json_object_array_get_idx (zspages,
-                                                                      g)));
+    for (size_t m = 0; m < sizeof shape / sizeof shape[0]; m++)
+      table_cell (&t, "%llu", (unsigned long long) member_uint (k, shape[m]));
+    table_cell (&t, "%s", json_object_get_boolean (member (k, "huge"))
+                          ? "Y" : "N");
+    for (size_t g = 0; g < 12; g++)
+      table_cell (&t, "%llu", (unsigned long long)
+                  json_object_get_uint64 (json_object_array_get_idx (zspages,
+                                                                     g)));
     for (size_t m = 0; m < sizeof counts / sizeof counts[0]; m++)
-      format_uint (cell (&t, c++), member_uint (k, counts[m]));
-    t.rows++;
+      table_cell (&t, "%llu", (unsigned long long) member_uint (k, counts[m]));
   }
-  table_print (&t);
+  table_print (&t, &table_style);
 }
 
 static void
-print_compact (json_object *r)
+print_compact (const struct target *targets, size_t count)
 {
-  static const char *const header[] = { "PAGES-FREED", "OBJECTS-MOVED" };
+  static const struct table_column headers[] = {
+    { "PAGES-FREED", false }, { "OBJECTS-MOVED", false },
+  };
+  json_object *r = targets[0].reply;
   struct table t;
 
-  table_init (&t, 1, header, 2, 0);
-  format_uint (cell (&t, 0), member_uint (r, "pages_freed"));
-  format_uint (cell (&t, 1), member_uint (r, "objects_moved"));
-  t.rows++;
-  table_print (&t);
+  (void) count;
+  table_init (&t, headers, 2);
+  table_cell (&t, "%llu", (unsigned long long) member_uint (r, "pages_freed"));
+  table_cell (&t, "%llu",
+              (unsigned long long) member_uint (r, "objects_moved"));
+  table_print (&t, &table_style);
 }
 
-/* Every member but "ok", one "key value" line each: for get, set and
- * what the tier's writeback will reply.
+/* Every member of O but "ok", one "key value" line each: for get, set and
+ * writeback.
  */
 static void
-print_members (json_object *o)
+print_object_members (json_object *o)
 {
   json_object_object_foreach (o, key, value) {
     if (strcmp (key, "ok") == 0)
       continue;
     if (json_object_is_type (value, json_type_object))
-      print_members (value);
+      print_object_members (value);
     else
       printf ("%s %s\n", key, json_object_get_string (value));
   }
 }
 
 static void
-print_metrics (json_object *r)
+print_members (const struct target *targets, size_t count)
 {
-  fputs (json_object_get_string (member (r, "metrics")), stdout);
+  (void) count;
+  print_object_members (targets[0].reply);
+}
+
+static void
+print_metrics (const struct target *targets, size_t count)
+{
+  (void) count;
+  fputs (json_object_get_string (member (targets[0].reply, "metrics")),
+         stdout);
 }
 
 /* Rows of ARRAY as "NAME ARGS  HELP", the members NAME and ARGS named. */
@@ -283,33 +171,38 @@ print_help_rows (json_object *array, const char *name, const char *args)
 }
 
 static void
-print_help (json_object *r)
+print_help (const struct target *targets, size_t count)
 {
+  (void) count;
   printf ("Commands:\n");
-  print_help_rows (member (r, "commands"), "name", "args");
+  print_help_rows (member (targets[0].reply, "commands"), "name", "args");
   printf ("Settings (get KEY, set KEY VALUE):\n");
-  print_help_rows (member (r, "settings"), "key", "values");
+  print_help_rows (member (targets[0].reply, "settings"), "key", "values");
 }
 
 static const struct command commands[] = {
-  { "stats", 0, 0, print_stats },
-  { "classes", 0, 0, print_classes },
-  { "compact", 0, 0, print_compact },
-  { "get", 0, 1, print_members },
-  { "set", 2, 2, print_members },
-  { "writeback", 0, 7, print_members },
-  { "metrics", 0, 0, print_metrics },
-  { "help", 0, 0, print_help },
+  { "stats", NULL, 0, 0, TABLE | COLUMNS | SOCKETS, print_stats },
+  { "status", "stats", 0, 0, NO_JSON | SOCKETS, print_status },
+  { "classes", NULL, 0, 0, TABLE, print_classes },
+  { "compact", NULL, 0, 0, TABLE, print_compact },
+  { "get", NULL, 0, 1, 0, print_members },
+  { "set", NULL, 2, 2, 0, print_members },
+  { "writeback", NULL, 0, 7, 0, print_members },
+  { "metrics", NULL, 0, 0, 0, print_metrics },
+  { "help", NULL, 0, 0, 0, print_help },
 };
 
 static void
 usage (FILE *f)
 {
   fprintf (f,
-           "Usage: %s [OPTIONS] COMMAND [ARGS]\n"
+           "Usage: %s [OPTIONS] [COMMAND [ARGS]]\n"
            "Talks to a cswap daemon's control socket.\n\n"
            "Commands:\n"
-           "  stats                 counters, as one table row\n"
+           "  stats                 the device listing, one row per socket "
+           "(default)\n"
+           "  status                a paragraph: swap, memory, disk, "
+           "warnings\n"
            "  classes               the allocator's per-class table\n"
            "  compact               compact the allocator now\n"
            "  writeback [ARGS]      write pages back to the backing file\n"
@@ -318,19 +211,31 @@ usage (FILE *f)
            "  metrics               Prometheus text format\n"
            "  help                  the daemon's commands and settings\n\n"
            "Options:\n"
-           "  -s, --socket PATH     the socket (default %s)\n"
+           "  -s, --socket PATH     the socket; again for more (stats, "
+           "status);\n"
+           "                        default: the cswap service's, else\n"
+           "                        /run/cswap/cswap.sock\n"
+           "  -o, --output LIST     the listing's columns, e.g. "
+           "NAME,MEM-NOW,DATA\n"
+           "                        (+LIST: the default ones and LIST; "
+           "help: every column)\n"
+           "      --output-all      every column\n"
+           "  -b, --bytes           exact byte counts, not K/M/G\n"
+           "      --raw             tables for scripts: one space between "
+           "cells, bytes\n"
+           "  -n, --noheadings      tables without their header line\n"
            "  -j, --json            print the daemon's JSON reply as it is\n"
-           "  -b, --bytes           exact byte counts, not KiB/MiB/GiB\n"
            "  -w, --watch SECONDS   run the command again every SECONDS\n"
            "  -h, --help            this text\n"
            "  -V, --version         the version\n\n"
-           "Exit status: 0 ok, 1 the daemon replied an error, 2 usage error,\n"
+           "Exit status: 0 ok, 1 the daemon replied an error, 2 usage "
+           "error,\n"
            "3 cannot connect.\n",
-           PROGRAM_NAME, DEFAULT_SOCKET);
+           PROGRAM_NAME);
 }
 
 static int
-connect_daemon (void)
+connect_daemon (const char *socket_path)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   int fd;
@@ -360,11 +265,11 @@ connect_daemon (void)
   return fd;
 }
 
-/* Sends LINE and returns the reply line, NUL-terminated, to free. */
+/* Sends LINE to SOCKET_PATH and returns the reply line, NUL-terminated, to free. */
 static char *
-exchange (const char *line)
+exchange (const char *socket_path, const char *line)
 {
-  int fd = connect_daemon ();
+  int fd = connect_daemon (socket_path);
   size_t len = 0, capacity = 4096;
   char *reply = malloc (capacity);
 
@@ -402,37 +307,109 @@ exchange (const char *line)
   return reply;
 }
 
-/* Runs LINE once.  Returns the exit status. */
+/* Sends LINE to every target and prints the replies.  Returns the exit
+ * status.
+ */
 static int
-run (const struct command *command, const char *line)
+run (const struct command *command, const char *line, struct target *targets,
+     size_t count)
 {
-  char *text = exchange (line);
-  json_object *reply = json_tokener_parse (text);
-  json_object *ok, *error;
+  char **texts = calloc (count, sizeof *texts);
   int status = EXIT_SUCCESS;
 
-  if (reply == NULL || !json_object_object_get_ex (reply, "ok", &ok))
-    die (EXIT_DAEMON_ERROR, "the daemon's reply is not a JSON reply: %s", text);
-  if (!json_object_get_boolean (ok)) {
-    status = EXIT_DAEMON_ERROR;
+  if (texts == NULL)
+    die (EXIT_FAILURE, "calloc: %m");
+  for (size_t i = 0; i < count; i++) {
+    json_object *ok, *error;
+
+    texts[i] = exchange (targets[i].socket_path, line);
+    targets[i].reply = json_tokener_parse (texts[i]);
+    if (targets[i].reply == NULL
+        || !json_object_object_get_ex (targets[i].reply, "ok", &ok))
+      die (EXIT_DAEMON_ERROR, "%s: the daemon's reply is not a JSON reply: %s",
+           targets[i].socket_path, texts[i]);
     if (print_json)
-      fputs (text, stdout);
-    else if (json_object_object_get_ex (reply, "error", &error))
-      fprintf (stderr, "%s: daemon: %s\n", PROGRAM_NAME,
-               json_object_get_string (error));
+      fputs (texts[i], stdout);
+    if (!json_object_get_boolean (ok)) {
+      status = EXIT_DAEMON_ERROR;
+      if (print_json)
+        continue;
+      if (json_object_object_get_ex (targets[i].reply, "error", &error))
+        fprintf (stderr, "%s: daemon: %s\n", PROGRAM_NAME,
+                 json_object_get_string (error));
+      else
+        fprintf (stderr, "%s: daemon: an error without a message\n",
+                 PROGRAM_NAME);
+    }
     else
-      fprintf (stderr, "%s: daemon: an error without a message\n",
-               PROGRAM_NAME);
+      locate_device (&targets[i]);
   }
-  else if (print_json)
-    fputs (text, stdout);
-  else
-    command->print (reply);
+  if (!print_json && status == EXIT_SUCCESS)
+    command->print (targets, count);
   fflush (stdout);
-  json_object_put (reply);
-  free (text);
+  for (size_t i = 0; i < count; i++) {
+    json_object_put (targets[i].reply);
+    targets[i].reply = NULL;
+    free (texts[i]);
+  }
+  free (texts);
   return status;
 }
+
+static const struct command *
+find_command (const char *name)
+{
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp (commands[i].name, name) == 0)
+      return &commands[i];
+  die (EXIT_USAGE, "%s: unknown command (see --help)", name);
+}
+
+/* The line for COMMAND and its words WORDS[0..COUNT), the command first. */
+static void
+command_line (const struct command *command, char *const *words, int count,
+              char line[LINE_BYTES])
+{
+  line[0] = '\0';
+  if (command->request) {
+    snprintf (line, LINE_BYTES, "%s\n", command->request);
+    return;
+  }
+  /* Words go on one line, separated by spaces: a word cannot hold one. */
+  for (int i = 0; i < count; i++) {
+    if (words[i][0] == '\0' || strpbrk (words[i], " \t\r\n"))
+      die (EXIT_USAGE, "'%s': an argument cannot be empty or hold spaces",
+           words[i]);
+    if (strlen (line) + strlen (words[i]) + 2 >= LINE_BYTES)
+      die (EXIT_USAGE, "the command is too long");
+    strcat (line, words[i]);
+    strcat (line, i + 1 < count ? " " : "\n");
+  }
+}
+
+/* Refuses the options that do not shape COMMAND's output. */
+static void
+check_shapes (const struct command *command, bool columns_given,
+              size_t socket_count)
+{
+  if (columns_given && !(command->shapes & COLUMNS))
+    die (EXIT_USAGE, "--output and --output-all are for the device listing "
+         "(stats), not %s", command->name);
+  if ((table_style.raw || table_style.no_headings)
+      && !(command->shapes & TABLE))
+    die (EXIT_USAGE, "--raw and --noheadings are for tables (stats, classes, "
+         "compact), not %s", command->name);
+  if (print_json && (command->shapes & NO_JSON))
+    die (EXIT_USAGE, "%s prints no JSON: use --json stats", command->name);
+  if (print_json && (columns_given || table_style.raw
+                     || table_style.no_headings))
+    die (EXIT_USAGE, "--json prints the reply as it is: no --output, --raw "
+         "or --noheadings with it");
+  if (socket_count > 1 && !(command->shapes & SOCKETS))
+    die (EXIT_USAGE, "%s talks to one socket at a time", command->name);
+}
+
+enum { OPT_OUTPUT_ALL = 256, OPT_RAW };
 
 int
 main (int argc, char *argv[])
@@ -441,28 +418,56 @@ main (int argc, char *argv[])
     { "socket", required_argument, NULL, 's' },
     { "json", no_argument, NULL, 'j' },
     { "bytes", no_argument, NULL, 'b' },
+    { "output", required_argument, NULL, 'o' },
+    { "output-all", no_argument, NULL, OPT_OUTPUT_ALL },
+    { "raw", no_argument, NULL, OPT_RAW },
+    { "noheadings", no_argument, NULL, 'n' },
     { "watch", required_argument, NULL, 'w' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
   };
-  const struct command *command = NULL;
-  char line[4096] = "";
+  const struct command *command;
+  CLEANUP_FREE struct target *targets = calloc (argc, sizeof *targets);
+  size_t target_count = 0;
+  bool columns_given = false;
+  char line[LINE_BYTES];
   int64_t watch_seconds = 0;
   const char *why;
-  int opt, nargs;
+  int opt;
 
-  while ((opt = getopt_long (argc, argv, "s:jbw:hV", long_options, NULL))
+  if (targets == NULL)
+    die (EXIT_FAILURE, "calloc: %m");
+  columns_default (&listing_columns);
+  while ((opt = getopt_long (argc, argv, "s:jbo:nw:hV", long_options, NULL))
          != -1) {
     switch (opt) {
     case 's':
-      socket_path = optarg;
+      targets[target_count++].socket_path = optarg;
       break;
     case 'j':
       print_json = true;
       break;
     case 'b':
       exact_bytes = true;
+      break;
+    case 'o':
+      if (strcmp (optarg, "help") == 0) {
+        columns_help (stdout);
+        return EXIT_SUCCESS;
+      }
+      columns_parse (optarg, &listing_columns);
+      columns_given = true;
+      break;
+    case OPT_OUTPUT_ALL:
+      columns_all (&listing_columns);
+      columns_given = true;
+      break;
+    case OPT_RAW:
+      table_style.raw = true;
+      break;
+    case 'n':
+      table_style.no_headings = true;
       break;
     case 'w':
       if (parse_int64 (optarg, 1, 86400, &watch_seconds, &why) == -1)
@@ -480,35 +485,28 @@ main (int argc, char *argv[])
     }
   }
   if (optind == argc) {
-    usage (stderr);
-    return EXIT_USAGE;
+    command = find_command ("stats");
+    command_line (command, (char *[]) { "stats" }, 1, line);
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp (commands[i].name, argv[optind]) == 0)
-      command = &commands[i];
-  if (command == NULL)
-    die (EXIT_USAGE, "%s: unknown command (see --help)", argv[optind]);
-  nargs = argc - optind - 1;
-  if (nargs < command->min_args || nargs > command->max_args)
-    die (EXIT_USAGE, "%s: wrong number of arguments (see --help)",
-         command->name);
-  /* Words go on one line, separated by spaces: a word cannot hold one. */
-  for (int i = optind; i < argc; i++) {
-    if (argv[i][0] == '\0' || strpbrk (argv[i], " \t\r\n"))
-      die (EXIT_USAGE, "'%s': an argument cannot be empty or hold spaces",
-           argv[i]);
-    if (strlen (line) + strlen (argv[i]) + 2 >= sizeof line)
-      die (EXIT_USAGE, "the command is too long");
-    strcat (line, argv[i]);
-    strcat (line, i + 1 < argc ? " " : "\n");
+  else {
+    int nargs = argc - optind - 1;
+
+    command = find_command (argv[optind]);
+    if (nargs < command->min_args || nargs > command->max_args)
+      die (EXIT_USAGE, "%s: wrong number of arguments (see --help)",
+           command->name);
+    command_line (command, argv + optind, argc - optind, line);
   }
+  if (target_count == 0)
+    targets[target_count++].socket_path = default_socket ();
+  check_shapes (command, columns_given, target_count);
 
   if (watch_seconds == 0)
-    return run (command, line);
+    return run (command, line, targets, target_count);
   for (;;) {
     if (isatty (STDOUT_FILENO))
       fputs ("\033[H\033[2J", stdout);  /* clear the screen, as watch(1) */
-    run (command, line);
+    run (command, line, targets, target_count);
     sleep (watch_seconds);
   }
 }

@@ -5,41 +5,15 @@
 # and a clean stop removes it.  The full protocol is test-ctl-nbd.sh's.
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/fuse-daemon.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "mounting the device file needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
-command -v jq >/dev/null || skip "jq is not installed"
-: "${CSWAP_BUILD_ROOT:?run through meson test}"
-cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
-cswapctl=$CSWAP_BUILD_ROOT/control/cswapctl
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
+mnt=$tmp/mnt-ctl
 sock=$tmp/ctl.sock
-pid=
-cleanup () {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  grep -qs " $mnt fuse" /proc/mounts && fusermount3 -u -z "$mnt"
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-
 ctl () {
   "$cswapctl" --socket "$sock" "$@"
 }
 
-mkdir "$mnt"
-"$cswap_fuse" -f --size 64M -o ctl="$sock" "$mnt" 2>"$tmp/log" &
-pid=$!
-for _ in $(seq 100); do
-  grep -qs " $mnt fuse.cswap " /proc/mounts && [ -S "$sock" ] && break
-  sleep 0.1
-done
-[ -S "$sock" ] ||
-  { echo "Bail out! cswap-fuse did not start"; cat "$tmp/log" >&2; exit 1; }
-
+start_fuse ctl --size 64M
 check "the socket is made with mode 0600" test "$(stat -c %a "$sock")" = 600
 # 64 pages of text, 64 same-filled, through the page cache-less file.
 check "writing 128 pages through the file" \
@@ -50,7 +24,7 @@ check "writing 128 pages through the file" \
 check "stats --json: 128 pages stored, 64 same-filled" \
   test "$(ctl --json stats | jq -r '"\(.pages_stored) \(.same_filled_pages)"')" = \
        "128 64"
-check "stats: the table" grep -q '64.0 MiB' <<<"$(ctl stats)"
+check "stats: the listing" grep -q ' 64M$' <<<"$(ctl stats)"
 # The daemon's peak memory: at least what it holds now, and read from
 # this daemon's own /proc (VmHWM of its status), not left at 0.
 daemon_peak_reported () {
@@ -85,6 +59,5 @@ check "nobody is refused by uid" refused_for_nobody
 kill -TERM "$pid"
 wait "$pid"
 check "cswap-fuse stops cleanly on SIGTERM" test $? -eq 0
-pid=
 check "and removes its socket" test ! -e "$sock"
 done_testing

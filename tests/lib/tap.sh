@@ -1,5 +1,6 @@
-# cswap: sourced by shell tests: TAP counting and skipping.  $n counts
-# the checks, $status is 1 once one failed.
+# cswap: sourced by shell tests: TAP counting and skipping, and a check of
+# a command's exit status and message.  $n counts the checks, $status is
+# 1 once one failed.
 # shellcheck shell=bash
 
 n=0
@@ -20,6 +21,17 @@ check () {                      # check NAME COMMAND...: ok if it succeeds
     echo "not ok $n - $name"
     status=1
   fi
+}
+
+# exits CODE PATTERN COMMAND...: COMMAND exits with CODE and says PATTERN
+# (on standard output or error); its first lines go to the log.
+exits () {
+  local code=$1 pattern=$2 message got
+  shift 2
+  message=$("$@" 2>&1)
+  got=$?
+  sed 's/^/# /' <<<"$message" | head -3
+  [ "$got" -eq "$code" ] && grep -q -- "$pattern" <<<"$message"
 }
 
 done_testing () {

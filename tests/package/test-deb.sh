@@ -87,6 +87,8 @@ $unitdir/cswap.service
 /usr/sbin/cswap
 /usr/sbin/cswap-fuse
 /usr/sbin/cswapctl
+/usr/share/bash-completion/completions/cswap
+/usr/share/bash-completion/completions/cswapctl
 /usr/share/doc/cswap/changelog.gz
 /usr/share/doc/cswap/copyright
 /usr/share/lintian/overrides/cswap

@@ -1,6 +1,7 @@
 #!/bin/bash
 # shellcheck disable=SC2016,SC2001  # eval and --run strings expand later, on purpose
-# cswap: `meson install --destdir` puts every file where it belongs, the
+# cswap: `meson install --destdir` puts every file where it belongs (the
+# bash completion where bash-completion's pkg-config file says), the
 # installed plugin loads in nbdkit, the installed helper and example
 # configuration work, and `systemd-analyze verify` accepts the unit
 # against the installed tree (its Exec paths and its man pages).
@@ -33,6 +34,10 @@ plugindir=$(pkg-config --variable=plugindir nbdkit)
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null) \
   || unitdir=$prefix/lib/systemd/system
 version=$(meson introspect "$CSWAP_BUILD_ROOT" --projectinfo | jq -r .version)
+datadir=$prefix/$(option datadir)
+completionsdir=$(pkg-config --define-variable=datadir="$datadir" \
+                   --variable=completionsdir bash-completion 2>/dev/null) \
+  || completionsdir=$datadir/bash-completion/completions
 
 check "meson install --destdir" \
   eval 'meson install -C "$CSWAP_BUILD_ROOT" --destdir "$dest" --no-rebuild >"$dest.log" 2>&1 || { sed "s/^/# /" "$dest.log"; false; }'
@@ -42,7 +47,8 @@ for file in "$sbindir/cswap" "$sbindir/cswap-fuse" "$sbindir/cswapctl" \
             "$plugindir/nbdkit-cswap-plugin.so" "$unitdir/cswap.service" \
             "$sysconfdir/cswap.conf.example" \
             "$mandir/man1/nbdkit-cswap-plugin.1" "$mandir/man8/cswap.8" \
-            "$mandir/man8/cswap-fuse.8" "$mandir/man5/cswap.conf.5"; do
+            "$mandir/man8/cswap-fuse.8" "$mandir/man5/cswap.conf.5" \
+            "$completionsdir/cswapctl" "$completionsdir/cswap"; do
   check "installed $file" test -f "$dest$file"
 done
 for prog in cswap cswap-fuse cswapctl; do
@@ -60,6 +66,12 @@ check "cswap --version says $version" \
   eval '[[ $("$helper" --version) == "cswap $version" ]]'
 check "cswap with no command is a usage error (2)" \
   eval '"$helper" >/dev/null 2>&1; [[ $? -eq 2 ]]'
+
+# bash-completion sources a command's file alone: cswapctl's must find the
+# helpers in cswap's, beside it.
+check "the installed cswapctl completion loads on its own" \
+  bash -c 'source "$1" && complete -p cswapctl >/dev/null &&
+           declare -F _cswap_reply >/dev/null' _ "$dest$completionsdir/cswapctl"
 
 unit=$dest$unitdir/cswap.service
 check "the unit runs $sbindir/cswap" \
