@@ -45,13 +45,21 @@ if enable_uring_save; then
   cleanup_push enable_uring_restore
   enable_uring_set N
 fi
+# cswap_run NAME ARG…: cswap ARG…, its output in $CLEANUP_DIR/NAME.out and
+# the log; sets status.
+cswap_run ()
+{
+  local name=$1; shift
+  "${cswap[@]}" "$@" >"$CLEANUP_DIR/$name.out" 2>&1
+  status=$?
+  sed 's/^/# /' "$CLEANUP_DIR/$name.out"
+}
+
 # Whatever happens, down at the end (after the memcg is gone).
 final_down () { "${cswap[@]}" --timeout 120 down >&2; }
 cleanup_push final_down
 
-"${cswap[@]}" up >"$CLEANUP_DIR/up.out" 2>&1
-status=$?
-sed 's/^/# /' "$CLEANUP_DIR/up.out"
+cswap_run up up
 check "cswap up exits 0" test "$status" -eq 0
 state_devices () { sed -n 's/^devices=//p' "$CSWAP_STATE_DIR/state"; }
 state_pid () { sed -n 's/^pid=//p' "$CSWAP_STATE_DIR/state"; }
@@ -114,6 +122,12 @@ PY
   wait_for "[[ -e $CLEANUP_DIR/ready ]]" 120 || bail_out "the memcg workload did not fill"
 }
 
+stop_holder ()
+{
+  memcg_remove "$cg"
+  wait "$holder" 2>/dev/null
+}
+
 # used_kib DEV: DEV's Used in /proc/swaps (empty if it is not swap).
 used_kib () { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
 
@@ -129,9 +143,7 @@ check "the last step of the ladder stayed empty" test "$(used_kib "${devs[4]}")"
 # so swapoff's charges fail (ENOMEM) instead of killing the workload.
 echo 1 >"$cg/memory.oom_control" || bail_out "cannot disable the memcg OOM killer"
 
-"${cswap[@]}" --timeout 60 down >"$CLEANUP_DIR/down.out" 2>&1
-status=$?
-sed 's/^/# /' "$CLEANUP_DIR/down.out"
+cswap_run down --timeout 60 down
 check "cswap down refuses while swapoff fails (exit $status, want 4)" test "$status" -eq 4
 check "the refusal says the device is still swap" grep -q "still swap" "$CLEANUP_DIR/down.out"
 for d in "${devs[@]}"; do
@@ -142,11 +154,8 @@ check "after the refusal the state is kept" test -e "$CSWAP_STATE_DIR/state"
 check "the workload survived" kill -0 "$holder"
 
 # The workload goes: now down works.
-memcg_remove "$cg"
-wait "$holder" 2>/dev/null
-"${cswap[@]}" --timeout 120 down >"$CLEANUP_DIR/down2.out" 2>&1
-status=$?
-sed 's/^/# /' "$CLEANUP_DIR/down2.out"
+stop_holder
+cswap_run down2 --timeout 120 down
 check "cswap down exits 0" test "$status" -eq 0
 for d in "${devs[@]}"; do
   check "$d is no longer swap" test -z "$(used_kib "$d")"
@@ -196,25 +205,18 @@ check "after the kill, cswap status exits 3" test "$status" -eq 3
 check "and says the daemon is gone" grep -q "daemon ($pid) is gone" <<<"$out"
 check "and that the pages in swap are lost" grep -q "KiB in swap on .* are lost" <<<"$out"
 check "and what to run" grep -q "down' clears what it left" <<<"$out"
-memcg_remove "$cg"
-wait "$holder" 2>/dev/null
+stop_holder
 
-"${cswap[@]}" --timeout 120 down >"$CLEANUP_DIR/down3.out" 2>&1
-status=$?
-sed 's/^/# /' "$CLEANUP_DIR/down3.out"
+cswap_run down3 --timeout 120 down
 check "cswap down after the kill exits 0" test "$status" -eq 0
 check_cleared "down after the kill"
 check "the state is removed" test ! -e "$CSWAP_STATE_DIR/state"
 
-"${cswap[@]}" up >"$CLEANUP_DIR/up4.out" 2>&1
-status=$?
-sed 's/^/# /' "$CLEANUP_DIR/up4.out"
+cswap_run up4 up
 check "cswap up after that exits 0" test "$status" -eq 0
 read -ra devs <<<"$(state_devices)"
 kill_daemon
-"${cswap[@]}" up >"$CLEANUP_DIR/up5.out" 2>&1
-status=$?
-sed 's/^/# /' "$CLEANUP_DIR/up5.out"
+cswap_run up5 up
 check "killed again, cswap up clears the leftovers and exits 0" \
   eval '[[ $status -eq 0 ]] && grep -q "is gone: clearing" "$CLEANUP_DIR/up5.out"'
 new_pid=$(state_pid)
