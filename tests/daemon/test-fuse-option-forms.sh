@@ -1,8 +1,12 @@
 #!/bin/bash
-# cswap: cswap-fuse takes every device option whose name begins another
-# option's name (backing / backing-size, ctl / ctl-uid, compact /
-# compact-threshold) in each form its --help shows: --key=value,
-# --key value and -o key=value.  libfuse calls the parser once for every
+# cswap: cswap-fuse takes every device option its --help shows in each
+# form the help shows (--key=value, --key value and -o key=value), and
+# nbdkit cswap as key=value; a bad value is refused in each form under
+# the option's own name, with nothing mounted.  The values are those of
+# tests/lib/option-values.sh, shared with the configuration file's test.
+#
+# Then the options whose name begins another option's name (backing /
+# backing-size, ctl / ctl-uid, compact / compact-threshold), together.  libfuse calls the parser once for every
 # template an argument starts with, and --backing-size=64M used to be
 # taken as backing=-size=64M too: a file the user never named appeared in
 # the working directory, and the backing file named was ignored.
@@ -42,6 +46,70 @@ run_form () {
 not_mounted () {
   ! grep -qs " $mnt fuse" /proc/mounts
 }
+
+option_dir=$work
+source "$(dirname "$0")/../lib/option-values.sh"
+plugin=$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so
+# What an option needs beside it to be valid at all.
+declare -A companion=([backing]=backing-size=64M)
+
+# run_nbdkit KEY=VALUE…: nbdkit cswap with them from an empty working
+# directory, stopping at once; sets $stray and the exit status.
+run_nbdkit () {
+  rm -rf "${cwd:?}"/* "${cwd:?}"/.[!.]* "$work/backing" 2>/dev/null
+  (cd "$cwd" && timeout 30 nbdkit -U - --run true "$plugin" size=64M ctl=none "$@") \
+    >"$work/log" 2>&1
+  local status=$?
+  stray=$(ls -A "$cwd")
+  return $status
+}
+
+# form_args FORM KEY VALUE: the arguments for KEY=VALUE in FORM.
+form_args () {
+  case $1 in
+    equals) args=("--$2=$3") ;;
+    space) args=("--$2" "$3") ;;
+    o) args=(-o "$2=$3") ;;
+  esac
+}
+
+mounted_clean () { [ "$mounted" -eq 0 ] && [ -z "$stray" ]; }
+refused_clean () {
+  [ "$mounted" -ne 0 ] && grep -q -- "$1" "$work/log" && [ -z "$stray" ] && not_mounted
+}
+
+have_nbdkit=
+command -v nbdkit >/dev/null && [ -e "$plugin" ] && have_nbdkit=yes
+options=$("$cswap_fuse" --help | sed -n 's/^    --\([a-z-]*\)=.*/\1/p' | grep -vx 'threads\|config')
+check "--help shows the device options" test -n "$options"
+for key in $options; do
+  if [ -z "${good[$key]+set}" ]; then
+    check "$key has a value in tests/lib/option-values.sh" false
+    continue
+  fi
+  extra=()
+  [ -z "${companion[$key]:-}" ] || extra=(-o "${companion[$key]}")
+  want=${bad[$key]#*|}
+  for form in equals space o; do
+    form_args $form "$key" "${good[$key]}"
+    run_form "${extra[@]}" "${args[@]}"
+    check "$key, $form form (${args[*]}): mounts, nothing stray${stray:+ ($stray)}" mounted_clean
+    form_args $form "$key" "${bad[$key]%%|*}"
+    run_form "${extra[@]}" "${args[@]}"
+    check "$key, $form form, bad (${args[*]}): refused as $key${want:+ ($want)}" \
+      refused_clean "$key=.*$want"
+  done
+  [ -n "$have_nbdkit" ] || continue
+  # (mounted_clean and refused_clean read the status from $mounted.)
+  run_nbdkit ${companion[$key]:+"${companion[$key]}"} "$key=${good[$key]}"
+  mounted=$?
+  [ $mounted -eq 0 ] || sed 's/^/# /' "$work/log"
+  check "nbdkit cswap $key=${good[$key]}: accepted, nothing stray${stray:+ ($stray)}" mounted_clean
+  run_nbdkit ${companion[$key]:+"${companion[$key]}"} "$key=${bad[$key]%%|*}"
+  mounted=$?
+  check "nbdkit cswap $key=${bad[$key]%%|*}: refused as $key" refused_clean "$key=.*$want"
+done
+[ -n "$have_nbdkit" ] || echo "# nbdkit or the plugin is missing: the key=value forms are left out"
 
 backing_is_64m () {
   [ "$(stat -c %s "$work/backing" 2>/dev/null)" = $((64 << 20)) ] && [ -z "$stray" ]

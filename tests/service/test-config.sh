@@ -32,29 +32,10 @@ trap 'rm -rf "$dir"' EXIT
 # The package's drop-in directory, here instead of /usr/lib.
 export CSWAP_VENDOR_CONFIG_DIR=$dir/vendor
 
-# A valid value for every key; a key documented without one here fails.
-declare -A good=(
-  [size]=1G [codec]=lz4 [level]=3 [pool-limit]=25% [huge-threshold]=3000
-  [max-zspage-pages]=4 [backing]=$dir/backing [backing-size]=64M
-  [backing-prealloc]=no [accept-threshold]=80 [writeback-batch]=32
-  [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
-  [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
-  [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
-  [ladder-step]=32M
-)
-# And a bad one, with a word of the expected message.
-declare -A bad=(
-  [size]="3|multiple of 4096" [codec]="lzo|unknown codec" [level]="x|"
-  [pool-limit]="200%|" [huge-threshold]="0|" [max-zspage-pages]="17|"
-  [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
-  [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
-  [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
-  [lock-memory]="maybe|yes or no" [compact]="sometimes|auto or off"
-  [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
-  [frontend]="tcp|fuse or nbd"
-  [priority]="40000|" [mountpoint]="relative/path|absolute"
-  [ladder-step]="1000|4 KiB pages"
-)
+# A valid and a bad value for every key (a key documented without one
+# here fails).
+option_dir=$dir
+source "$(dirname "$0")/../lib/option-values.sh"
 
 # check_file NAME EXPECTED-OUTPUT-REGEX EXPECTED-STATUS <<<CONTENTS
 check_file () {

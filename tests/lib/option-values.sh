@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# cswap tests: a valid and a bad value for every key of cswap.conf(5), the
+# device options the daemons take and the service keys, for the tests
+# that try each one (tests/service/test-config.sh,
+# tests/daemon/test-fuse-option-forms.sh).  The test sets option_dir, a
+# directory of its own, before sourcing: paths in the values are there.
+# shellcheck disable=SC2034  # used by the tests that source this
+
+# A valid value for every key.
+declare -A good=(
+  [size]=1G [codec]=lz4 [level]=3 [pool-limit]=25% [huge-threshold]=3000
+  [max-zspage-pages]=4 [backing]=$option_dir/backing [backing-size]=64M
+  [backing-prealloc]=no [accept-threshold]=80 [writeback-batch]=32
+  [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
+  [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
+  [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
+  [ladder-step]=32M
+)
+# And a bad one, with a word of the expected message.
+declare -A bad=(
+  [size]="3|multiple of 4096" [codec]="lzo|unknown codec" [level]="x|"
+  [pool-limit]="200%|" [huge-threshold]="0|" [max-zspage-pages]="17|"
+  [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
+  [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
+  [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
+  [lock-memory]="maybe|yes or no" [compact]="sometimes|auto or off"
+  [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
+  [frontend]="tcp|fuse or nbd"
+  [priority]="40000|" [mountpoint]="relative/path|absolute"
+  [ladder-step]="1000|4 KiB pages"
+)
+
