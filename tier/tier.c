@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "io-fault.h"
 #include "monotonic.h"
 #include "tier.h"
 
@@ -69,8 +70,8 @@ struct tier {
 
   struct io_uring ring;         /* the batching caller's only */
   bool ring_ready;
-  unsigned fault_eio_percent;
-  uint64_t fault_rng;
+  const struct tier_io_ops *io; /* io-ops.h; set at open */
+  void *io_ctx;
 
   atomic_uint_fast64_t bytes_written, batches, submissions;
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
@@ -191,7 +192,6 @@ open_backing (const struct tier_config *config, uint64_t *size_bytes,
 struct tier *
 tier_open (const struct tier_config *config, const char **why)
 {
-  const char *fault = getenv ("CSWAP_TIER_FAULT");
   struct tier *tier = calloc (1, sizeof *tier);
 
   if (tier == NULL) {
@@ -227,8 +227,7 @@ tier_open (const struct tier_config *config, const char **why)
   }
   tier->open_segment = -1;
   pthread_mutex_init (&tier->lock, NULL);
-  if (fault && sscanf (fault, "eio:%u", &tier->fault_eio_percent) == 1)
-    tier->fault_rng = 0x9e3779b97f4a7c15ull;
+  tier->io = io_fault_from_env (&tier->io_ctx);
   return tier;
 }
 
@@ -238,7 +237,8 @@ tier_close (struct tier *tier)
   if (tier == NULL)
     return;
   if (tier->ring_ready)
-    io_uring_queue_exit (&tier->ring);
+    tier->io->queue_exit (tier->io_ctx, &tier->ring);
+  io_fault_free (tier->io_ctx);
   if (tier->segment)
     pthread_mutex_destroy (&tier->lock);
   close (tier->fd);
@@ -460,17 +460,6 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   return 0;
 }
 
-static bool
-fault_injected (struct tier *tier)
-{
-  if (tier->fault_eio_percent == 0)
-    return false;
-  tier->fault_rng ^= tier->fault_rng << 13;     /* xorshift64 */
-  tier->fault_rng ^= tier->fault_rng >> 7;
-  tier->fault_rng ^= tier->fault_rng << 17;
-  return tier->fault_rng % 100 < tier->fault_eio_percent;
-}
-
 /* One io_uring_enter for every run of the batch. */
 static int
 submit_runs (struct tier *tier, struct tier_batch *batch, size_t end)
@@ -481,7 +470,7 @@ submit_runs (struct tier *tier, struct tier_batch *batch, size_t end)
     /* Made on first use, in the process that writes: a ring made before
      * nbdkit's fork would be shared with the parent.
      */
-    r = io_uring_queue_init (TIER_MAX_RUNS, &tier->ring, 0);
+    r = tier->io->queue_init (tier->io_ctx, TIER_MAX_RUNS, &tier->ring);
     if (r < 0)
       return r;
     tier->ring_ready = true;
@@ -489,18 +478,19 @@ submit_runs (struct tier *tier, struct tier_batch *batch, size_t end)
   for (unsigned i = 0; i < batch->runs; i++) {
     size_t from = batch->run[i].buf_offset;
     size_t to = i + 1 < batch->runs ? batch->run[i + 1].buf_offset : end;
-    struct io_uring_sqe *sqe = io_uring_get_sqe (&tier->ring);
+    struct io_uring_sqe *sqe = tier->io->get_sqe (tier->io_ctx, &tier->ring);
     io_uring_prep_write (sqe, tier->fd, batch->buf + from, to - from,
                          batch->run[i].disk_offset);
     sqe->user_data = to - from;
   }
   counter_add (&tier->submissions, 1);
-  int submitted = io_uring_submit_and_wait (&tier->ring, batch->runs);
+  int submitted = tier->io->submit_and_wait (tier->io_ctx, &tier->ring,
+                                            batch->runs);
   if (submitted < 0)
     return submitted;
   for (int i = 0; i < submitted; i++) {
     struct io_uring_cqe *cqe;
-    int w = io_uring_wait_cqe (&tier->ring, &cqe);
+    int w = tier->io->wait_cqe (tier->io_ctx, &tier->ring, &cqe);
     if (w < 0)
       return w;
     if (cqe->res < 0 && r == 0)
@@ -537,7 +527,7 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   pthread_mutex_unlock (&tier->lock);
 
   counter_add (&tier->batches, 1);
-  r = fault_injected (tier) ? -EIO : submit_runs (tier, batch, end);
+  r = submit_runs (tier, batch, end);
   if (r == 0)
     counter_add (&tier->bytes_written, end);
   else
@@ -589,7 +579,7 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
   if (end - first > sizeof buf || end > tier->size_bytes)
     return -EINVAL;
   do
-    n = pread (tier->fd, buf, end - first, first);
+    n = tier->io->pread (tier->io_ctx, tier->fd, buf, end - first, first);
   while (n == -1 && errno == EINTR);
   if (n == -1) {
     counter_add (&tier->io_errors, 1);
@@ -630,7 +620,8 @@ tier_read_segment (struct tier *tier, uint64_t segment, void *buf, size_t *fill)
   pthread_mutex_lock (&tier->lock);
   *fill = tier->segment[segment].fill_bytes;
   pthread_mutex_unlock (&tier->lock);
-  n = pread (tier->fd, buf, *fill, segment * TIER_SEGMENT_BYTES);
+  n = tier->io->pread (tier->io_ctx, tier->fd, buf, *fill,
+                       segment * TIER_SEGMENT_BYTES);
   if (n == -1 || (size_t) n != *fill) {
     counter_add (&tier->io_errors, 1);
     return n == -1 ? -errno : -EIO;

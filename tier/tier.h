@@ -44,9 +44,9 @@
  * Lock order: tier->lock is a leaf: it is taken under the store's slot
  * locks (tier_free) and nothing is taken under it.
  *
- * Test only: CSWAP_TIER_FAULT=eio:PERCENT in the environment when the tier
- * is opened makes that share of batch writes fail with EIO (nothing is
- * written), to exercise the error paths.
+ * Test only: CSWAP_TIER_FAULT in the environment when the tier is opened
+ * puts faults between the tier and the kernel (io-fault.h): failed, short
+ * and interrupted writes, submits and reads.
  */
 #ifndef CSWAP_TIER_H
 #define CSWAP_TIER_H
