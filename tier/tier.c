@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
-#include <liburing.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 
 #include "crc32c.h"
 #include "io-fault.h"
+#include "ring.h"
 #include "monotonic.h"
 #include "tier.h"
 
@@ -68,12 +68,11 @@ struct tier {
   int64_t open_segment;         /* protected by lock; -1: none */
   uint64_t used_bytes, live_bytes;      /* protected by lock */
 
-  struct io_uring ring;         /* the batching caller's only */
-  bool ring_ready;
   const struct tier_io_ops *io; /* io-ops.h; set at open */
   void *io_ctx;
+  struct tier_ring ring;        /* the batching caller's only */
 
-  atomic_uint_fast64_t bytes_written, batches, submissions;
+  atomic_uint_fast64_t bytes_written, batches;
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
 };
 
@@ -228,6 +227,7 @@ tier_open (const struct tier_config *config, const char **why)
   tier->open_segment = -1;
   pthread_mutex_init (&tier->lock, NULL);
   tier->io = io_fault_from_env (&tier->io_ctx);
+  ring_init (&tier->ring, tier->io, tier->io_ctx);
   return tier;
 }
 
@@ -236,8 +236,8 @@ tier_close (struct tier *tier)
 {
   if (tier == NULL)
     return;
-  if (tier->ring_ready)
-    tier->io->queue_exit (tier->io_ctx, &tier->ring);
+  if (tier->io)
+    ring_destroy (&tier->ring);
   io_fault_free (tier->io_ctx);
   if (tier->segment)
     pthread_mutex_destroy (&tier->lock);
@@ -460,46 +460,19 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   return 0;
 }
 
-/* One io_uring_enter for every run of the batch. */
+/* One ring_write of every run of the batch, ending at END in its buffer. */
 static int
-submit_runs (struct tier *tier, struct tier_batch *batch, size_t end)
+write_runs (struct tier *tier, struct tier_batch *batch, size_t end)
 {
-  int r = 0;
+  struct ring_run runs[TIER_MAX_RUNS];
 
-  if (!tier->ring_ready) {
-    /* Made on first use, in the process that writes: a ring made before
-     * nbdkit's fork would be shared with the parent.
-     */
-    r = tier->io->queue_init (tier->io_ctx, TIER_MAX_RUNS, &tier->ring);
-    if (r < 0)
-      return r;
-    tier->ring_ready = true;
-  }
   for (unsigned i = 0; i < batch->runs; i++) {
     size_t from = batch->run[i].buf_offset;
     size_t to = i + 1 < batch->runs ? batch->run[i + 1].buf_offset : end;
-    struct io_uring_sqe *sqe = tier->io->get_sqe (tier->io_ctx, &tier->ring);
-    io_uring_prep_write (sqe, tier->fd, batch->buf + from, to - from,
-                         batch->run[i].disk_offset);
-    sqe->user_data = to - from;
+    runs[i] = (struct ring_run) { .buf = batch->buf + from, .bytes = to - from,
+                                  .offset = batch->run[i].disk_offset };
   }
-  counter_add (&tier->submissions, 1);
-  int submitted = tier->io->submit_and_wait (tier->io_ctx, &tier->ring,
-                                            batch->runs);
-  if (submitted < 0)
-    return submitted;
-  for (int i = 0; i < submitted; i++) {
-    struct io_uring_cqe *cqe;
-    int w = tier->io->wait_cqe (tier->io_ctx, &tier->ring, &cqe);
-    if (w < 0)
-      return w;
-    if (cqe->res < 0 && r == 0)
-      r = cqe->res;
-    else if ((uint64_t) cqe->res != cqe->user_data && r == 0)
-      r = -EIO;                 /* short: O_DIRECT does not resume */
-    io_uring_cqe_seen (&tier->ring, cqe);
-  }
-  return submitted == (int) batch->runs ? r : -EIO;
+  return ring_write (&tier->ring, tier->fd, runs, batch->runs);
 }
 
 int
@@ -527,7 +500,7 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   pthread_mutex_unlock (&tier->lock);
 
   counter_add (&tier->batches, 1);
-  r = submit_runs (tier, batch, end);
+  r = write_runs (tier, batch, end);
   if (r == 0)
     counter_add (&tier->bytes_written, end);
   else
@@ -675,7 +648,11 @@ tier_stats (struct tier *tier, struct tier_stats *s)
   pthread_mutex_unlock (&tier->lock);
   s->bytes_written = atomic_load_explicit (&tier->bytes_written, memory_order_relaxed);
   s->batches = atomic_load_explicit (&tier->batches, memory_order_relaxed);
-  s->submissions = atomic_load_explicit (&tier->submissions, memory_order_relaxed);
+  struct ring_counts ring;
+  ring_counts (&tier->ring, &ring);
+  s->submissions = ring.submissions;
+  s->ring_retries = ring.retries;
+  s->ring_resets = ring.resets;
   s->io_errors = atomic_load_explicit (&tier->io_errors, memory_order_relaxed);
   s->enospc_errors = atomic_load_explicit (&tier->enospc_errors, memory_order_relaxed);
   s->checksum_errors = atomic_load_explicit (&tier->checksum_errors, memory_order_relaxed);

@@ -100,8 +100,10 @@ extern int tier_batch_add (struct tier *tier, struct tier_batch *batch,
                            uint32_t cookie, const void *data, uint32_t length,
                            uint64_t *offset);
 /* Writes the batch with one io_uring submission (one SQE per contiguous
- * run) and waits for it.  Returns 0 or a negative errno; on failure the
- * caller must tier_free() every object of the batch.  Empties BATCH.
+ * run) and waits for it (ring.h).  Returns 0 when every byte of it is on
+ * disk, or a negative errno; either way none of its writes is still in
+ * flight.  On failure the caller must tier_free() every object of the
+ * batch.  Empties BATCH.
  */
 extern int tier_batch_submit (struct tier *tier, struct tier_batch *batch);
 
@@ -144,6 +146,8 @@ struct tier_stats {
   uint64_t live_bytes;          /* headers and payloads still referenced */
   uint64_t bytes_written;
   uint64_t batches, submissions;
+  uint64_t ring_retries;        /* io_uring calls again after EINTR/EAGAIN */
+  uint64_t ring_resets;         /* rings made afresh after a failed batch */
   uint64_t io_errors, enospc_errors, checksum_errors;
 };
 extern void tier_stats (struct tier *tier, struct tier_stats *stats);

@@ -6,6 +6,11 @@
  *                        running; trims free backing space; injected EIO
  *                        (CSWAP_TIER_FAULT) leaves pages in memory; a
  *                        corrupted block reads as -EIO, never wrong data
+ *   test-tier ring-faults
+ *                        the model again under each of the faults that
+ *                        io-fault.h injects between the tier and the
+ *                        kernel, one kind at a time: nothing read wrong,
+ *                        nothing lost, nothing left on disk after a trim
  *   test-tier full PATH  PATH on a small filesystem that fills up (a thin
  *                        backing file): writeback fails with ENOSPC, pages
  *                        stay in memory, nothing is lost; after trims the
@@ -23,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io-fault.h"
 #include "page.h"
 #include "pagefile.h"
 #include "store.h"
@@ -95,7 +101,21 @@ struct worker {
   unsigned long ops;
   uint64_t seed;
   unsigned long mismatches, errors;
+  unsigned long refused;        /* writes refused for want of room */
 };
+
+/* A failed write keeps the page as it was: only ENOSPC (no room in the
+ * pool, and writeback could not make any) is a refusal; anything else is
+ * an error.
+ */
+static void
+count_write_failure (struct worker *w, int r)
+{
+  if (r == -ENOSPC)
+    w->refused++;
+  else
+    w->errors++;
+}
 
 static void *
 random_ops (void *opaque)
@@ -111,19 +131,21 @@ random_ops (void *opaque)
 
     if (op < 9) {
       make_page (&w->seed, page);
-      if (store_write (w->store, page, CSWAP_PAGE_SIZE, offset) == 0)
+      int r = store_write (w->store, page, CSWAP_PAGE_SIZE, offset);
+      if (r == 0)
         memcpy (model, page, CSWAP_PAGE_SIZE);
       else
-        w->errors++;
+        count_write_failure (w, r);
     }
     else if (op < 10) {         /* partial: read-modify-write of a tiered page */
       unsigned at = rand64 (&w->seed) % CSWAP_PAGE_SIZE;
       unsigned len = 1 + rand64 (&w->seed) % (CSWAP_PAGE_SIZE - at);
       make_page (&w->seed, page);
-      if (store_write (w->store, page, len, offset + at) == 0)
+      int r = store_write (w->store, page, len, offset + at);
+      if (r == 0)
         memcpy (model + at, page, len);
       else
-        w->errors++;
+        count_write_failure (w, r);
     }
     else if (op < 11) {
       if (store_zero (w->store, CSWAP_PAGE_SIZE, offset) == 0)
@@ -209,7 +231,7 @@ test_model (unsigned long ops)
   run_workers (store, model, ops, w);
   for (unsigned t = 0; t < THREADS; t++) {
     mismatches += w[t].mismatches;
-    errors += w[t].errors;
+    errors += w[t].errors + w[t].refused;
   }
   store_stats (store, &s);
   diag ("written back %llu pages in %llu batches, %llu reads from disk, "
@@ -307,6 +329,90 @@ test_injected_eio (void)
       "after EIO every page reads back");
   store_destroy (store);
   free (model);
+}
+
+/* Faults between the tier and the kernel (io-fault.h), one kind at a
+ * time: under the model's load, with pages going to disk and coming back
+ * all the while, every read returns what was last written, and in the
+ * end every page reads back and trimming frees every byte on disk: a
+ * failed, short or half-submitted batch never had its pages declared
+ * written, and never wrote over another batch's.
+ */
+static void
+test_ring_fault (const char *spec, enum io_fault_kind kind, unsigned long ops)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  uint64_t before[IO_FAULT_KINDS], after[IO_FAULT_KINDS];
+  unsigned long mismatches = 0, errors = 0, refused = 0, verify_errors;
+  struct worker w[THREADS];
+  struct store_stats s;
+
+  io_fault_counts (before);
+  setenv ("CSWAP_TIER_FAULT", spec, 1);
+  struct store *store = make_store (POOL_LIMIT_BYTES, false, 24 << 20);
+  unsetenv ("CSWAP_TIER_FAULT");
+  store_start_background (store);
+  run_workers (store, model, ops, w);
+  for (unsigned t = 0; t < THREADS; t++) {
+    mismatches += w[t].mismatches;
+    errors += w[t].errors;
+    refused += w[t].refused;
+  }
+  /* Everything out, past the writer's back-off after failed batches. */
+  struct store_writeback_result r;
+  for (int i = 0; i < 20; i++) {
+    store_writeback (store, 0, 0, true, &r);
+    usleep (30000);
+  }
+  unsigned long bad = verify_all (store, model, &verify_errors);
+  io_fault_counts (after);
+  store_stats (store, &s);
+  diag ("%s: %llu faults; %llu pages written back in %llu batches, "
+        "%llu read back, %llu batches failed, %lu writes refused",
+        spec, (unsigned long long) (after[kind] - before[kind]),
+        (unsigned long long) s.written_back_pages,
+        (unsigned long long) s.writeback_batches,
+        (unsigned long long) s.written_back_reads,
+        (unsigned long long) s.backing_io_errors, refused);
+  ok (after[kind] > before[kind] && s.written_back_pages > 0
+      && s.written_back_reads > 0,
+      "%s: faults struck (%llu) while pages went to disk and came back",
+      spec, (unsigned long long) (after[kind] - before[kind]));
+  ok (mismatches == 0 && errors == 0,
+      "%s: %lu operations on %d threads, every read returned what was "
+      "last written (%lu mismatches, %lu errors)",
+      spec, ops * THREADS, THREADS, mismatches, errors);
+  ok (bad == 0 && verify_errors == 0,
+      "%s: no page lost: every page reads back (%lu wrong, %lu errors)",
+      spec, bad, verify_errors);
+  store_zero (store, (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE, 0);
+  store_stats (store, &s);
+  ok (s.backing_live_bytes == 0 && s.backing_used_bytes == 0,
+      "%s: after a trim of everything nothing is left on disk "
+      "(%llu live, %llu used bytes)", spec,
+      (unsigned long long) s.backing_live_bytes,
+      (unsigned long long) s.backing_used_bytes);
+  store_destroy (store);
+  free (model);
+}
+
+static void
+test_ring_faults (unsigned long ops)
+{
+  static const struct { const char *spec; enum io_fault_kind kind; } faults[] = {
+    { "short-submit:30", IO_FAULT_SHORT_SUBMIT },
+    { "eagain:20", IO_FAULT_EAGAIN },
+    { "eintr:20", IO_FAULT_EINTR },
+    { "write-fail:20", IO_FAULT_WRITE_FAIL },
+    { "short-write:20", IO_FAULT_SHORT_WRITE },
+    { "null-sqe:10", IO_FAULT_NULL_SQE },
+    { "eio:30", IO_FAULT_EIO },
+  };
+
+  for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++) {
+    test_ring_fault (faults[f].spec, faults[f].kind, ops);
+    unlink (backing_path);
+  }
 }
 
 static void
@@ -470,18 +576,22 @@ main (int argc, char *argv[])
 {
   const char *path = getenv ("CSWAP_CORPUS");
   const char *dir = getenv ("CSWAP_TIER_DIR");
+  const char *sanitize = getenv ("CSWAP_SANITIZE");
+  unsigned long ops = sanitize && strcmp (sanitize, "none") ? 4000 : 20000;
 
   if (path == NULL || pagefile_load (path, &corpus) == -1)
     tap_skip_all ("no corpus ($CSWAP_CORPUS)");
-  if (argc == 3 && strcmp (argv[1], "full") == 0) {
+  if (argc == 3 && strcmp (argv[1], "full") == 0)
     snprintf (backing_path, sizeof backing_path, "%s", argv[2]);
-    test_full_disk ();
-  }
-  else {
+  else
     snprintf (backing_path, sizeof backing_path, "%s/cswap-test-tier.%d",
               dir ? dir : "/var/tmp", (int) getpid ());
-    test_model (getenv ("CSWAP_SANITIZE") && strcmp (getenv ("CSWAP_SANITIZE"), "none")
-                ? 4000 : 20000);
+  if (argc == 3 && strcmp (argv[1], "full") == 0)
+    test_full_disk ();
+  else if (argc == 2 && strcmp (argv[1], "ring-faults") == 0)
+    test_ring_faults (ops);
+  else {
+    test_model (ops);
     unlink (backing_path);
     test_injected_eio ();
     unlink (backing_path);
