@@ -178,7 +178,8 @@ extern int store_compact (struct store *store, struct zs_compact_result *result)
  * those idle at least that long (to the idle sweep's resolution); at most
  * MAX_PAGES (0: no limit); raw (huge) pages only with INCLUDE_HUGE.
  * Returns 0, -ENODEV without a backing file, or the batch error that
- * stopped it (pages it could not write stay in memory).
+ * stopped it (pages it could not write stay in memory); *RESULT counts
+ * what was written before, too.
  */
 struct store_writeback_result {
   uint64_t pages_written;

@@ -359,22 +359,26 @@ clean_if_needed (struct writeback *wb)
 }
 
 /* One batch: clean if needed, gather, submit, settle.  Mutex held.
- * Returns the pages that left memory or a negative errno; *GATHERED says
- * whether anything was submitted.
+ * Adds the pages that left memory and the batch, if anything was
+ * submitted, to *DONE, even when it fails; returns 0 or a negative errno.
  */
 static int
 run_batch (struct writeback *wb, const struct selection *sel, uint64_t *cursor,
-           uint64_t *budget, unsigned max, bool *gathered)
+           uint64_t *budget, unsigned max, struct store_writeback_result *done)
 {
   clean_if_needed (wb);
   int r = gather (wb, sel, cursor, budget, max);
-  *gathered = wb->pending_count > 0;
+  done->batches += wb->pending_count > 0;
   int moved = flush (wb);
-  return r ? r : moved;
+  if (moved > 0)
+    done->pages_written += moved;
+  return r ? r : moved < 0 ? moved : 0;
 }
 
 /* Pressure: a CLOCK batch of cold pages, and compaction now and then so
- * that freed objects become free pool pages.  Mutex held.
+ * that freed objects become free pool pages.  Mutex held.  Returns the
+ * pages that left memory, or a negative errno when none did because of
+ * an error.
  */
 static int
 pressure_batch (struct writeback *wb)
@@ -383,16 +387,17 @@ pressure_batch (struct writeback *wb)
   struct selection sel = { .pick = PICK_CLOCK, .include_huge = true };
   uint64_t budget = 2 * store->table.slots;     /* two laps: a second chance */
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-  bool gathered;
-  int moved = run_batch (wb, &sel, &wb->hand, &budget, max, &gathered);
+  struct store_writeback_result done = { 0 };
+  int r = run_batch (wb, &sel, &wb->hand, &budget, max, &done);
 
-  if (moved > 0 && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
-                    || pool_used_bytes (store) >= pool_limit (store))) {
+  if (done.pages_written > 0
+      && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
+          || pool_used_bytes (store) >= pool_limit (store))) {
     struct zs_compact_result result;
     zs_compact (store->pool, &result);
     wb->batches_since_compact = 0;
   }
-  return moved;
+  return done.pages_written > 0 ? (int) done.pages_written : r;
 }
 
 static void
@@ -490,18 +495,14 @@ sweep_writeback (struct writeback *wb, const struct selection *sel,
   *result = (struct store_writeback_result) { 0 };
   while (budget > 0 && (max_pages == 0 || result->pages_written < max_pages)) {
     unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-    bool gathered;
     if (max_pages && max_pages - result->pages_written < max)
       max = max_pages - result->pages_written;
     pthread_mutex_lock (&wb->mutex);
     r = in_backoff (wb) ? -EAGAIN
-      : run_batch (wb, sel, &cursor, &budget, max, &gathered);
+      : run_batch (wb, sel, &cursor, &budget, max, result);
     pthread_mutex_unlock (&wb->mutex);
     if (r < 0)
       break;
-    result->pages_written += r;
-    result->batches += gathered;
-    r = 0;
   }
   return r;
 }

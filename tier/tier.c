@@ -537,6 +537,26 @@ tier_free (struct tier *tier, uint64_t offset, uint32_t length)
   pthread_mutex_unlock (&tier->lock);
 }
 
+/* Reads LENGTH bytes at OFFSET, again when interrupted.  Returns 0, or
+ * -errno; a short read (the file ends early) is -EIO.  Both are counted
+ * as I/O errors: the bytes are not there, not corrupted.
+ */
+static int
+read_exact (struct tier *tier, void *buf, size_t length, uint64_t offset)
+{
+  ssize_t n;
+
+  do
+    n = tier->io->pread (tier->io_ctx, tier->fd, buf, length, offset);
+  while (n == -1 && errno == EINTR);
+  if (n == -1 || (size_t) n != length) {
+    int e = n == -1 ? -errno : -EIO;
+    counter_add (&tier->io_errors, 1);
+    return e;
+  }
+  return 0;
+}
+
 int
 tier_read (struct tier *tier, uint64_t offset, uint32_t length,
            uint32_t cookie, void *payload)
@@ -547,19 +567,13 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
   uint64_t end = round_up (offset + tier_object_bytes (length), TIER_BLOCK_BYTES);
   size_t in_buf = offset - first;
   struct header h;
-  ssize_t n;
 
   if (end - first > sizeof buf || end > tier->size_bytes)
     return -EINVAL;
-  do
-    n = tier->io->pread (tier->io_ctx, tier->fd, buf, end - first, first);
-  while (n == -1 && errno == EINTR);
-  if (n == -1) {
-    counter_add (&tier->io_errors, 1);
-    return -errno;
-  }
-  if ((uint64_t) n != end - first
-      || !object_check (buf + in_buf, n - in_buf, &h)
+  int r = read_exact (tier, buf, end - first, first);
+  if (r)
+    return r;
+  if (!object_check (buf + in_buf, end - first - in_buf, &h)
       || h.cookie != cookie || h.length != length) {
     counter_add (&tier->checksum_errors, 1);
     return -EIO;
@@ -588,18 +602,10 @@ tier_pick_victim (struct tier *tier, unsigned live_percent)
 int
 tier_read_segment (struct tier *tier, uint64_t segment, void *buf, size_t *fill)
 {
-  ssize_t n;
-
   pthread_mutex_lock (&tier->lock);
   *fill = tier->segment[segment].fill_bytes;
   pthread_mutex_unlock (&tier->lock);
-  n = tier->io->pread (tier->io_ctx, tier->fd, buf, *fill,
-                       segment * TIER_SEGMENT_BYTES);
-  if (n == -1 || (size_t) n != *fill) {
-    counter_add (&tier->io_errors, 1);
-    return n == -1 ? -errno : -EIO;
-  }
-  return 0;
+  return read_exact (tier, buf, *fill, segment * TIER_SEGMENT_BYTES);
 }
 
 bool

@@ -5,7 +5,10 @@
  *                        writeback, compaction and the background writer
  *                        running; trims free backing space; injected EIO
  *                        (CSWAP_TIER_FAULT) leaves pages in memory; a
- *                        corrupted block reads as -EIO, never wrong data
+ *                        corrupted block reads as -EIO, never wrong data;
+ *                        a file cut short too, counted as an I/O error; a
+ *                        small file fills up and is cleaned while reads
+ *                        are interrupted
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -449,6 +452,97 @@ test_checksum (void)
   free (model);
 }
 
+/* The file ends early (cut behind the store's back): a read that comes
+ * back short is an I/O error, not a checksum error, and never wrong data.
+ */
+static void
+test_short_read (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  unsigned char got[CSWAP_PAGE_SIZE];
+  struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
+  struct store_writeback_result r;
+  struct store_stats before, after;
+  unsigned long eio = 0, wrong = 0;
+
+  store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &before);
+  ok (truncate (backing_path, 256 * 1024) == 0,
+      "the backing file cut to 256 KiB of the %llu bytes written",
+      (unsigned long long) before.written_back_bytes);
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+    if (e == -EIO)
+      eio++;
+    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      wrong++;
+  }
+  store_stats (store, &after);
+  uint64_t io_errors = after.backing_io_errors - before.backing_io_errors;
+  uint64_t checksum_errors = after.backing_checksum_errors
+    - before.backing_checksum_errors;
+  ok (eio > 0 && wrong == 0,
+      "pages past the end read as -EIO (%lu), none as wrong data (%lu)",
+      eio, wrong);
+  ok (io_errors >= eio && checksum_errors == 0,
+      "short reads count as I/O errors (%llu), not checksum errors (%llu)",
+      (unsigned long long) io_errors, (unsigned long long) checksum_errors);
+  store_destroy (store);
+  free (model);
+}
+
+/* A backing file of four segments fills up: the writeback that stopped
+ * on it reports every page it did write; then, with most pages trimmed,
+ * the cleaner makes room while most reads are interrupted (EINTR,
+ * io-fault.h), which it must read again, as page reads do.
+ */
+static void
+test_small_file (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  uint64_t faults_before[IO_FAULT_KINDS], faults_after[IO_FAULT_KINDS];
+  struct store_writeback_result r;
+  struct store_stats s;
+  unsigned long errors;
+
+  io_fault_counts (faults_before);
+  setenv ("CSWAP_TIER_FAULT", "read-eintr:80", 1);
+  struct store *store = fill_and_write_back (model, 0, false, 4 << 20);
+  unsetenv ("CSWAP_TIER_FAULT");
+  int e = store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &s);
+  ok (e == -ENOSPC && r.pages_written > 0 && r.pages_written == s.tiered_pages,
+      "a writeback stopped by a full file (%s) reports the %llu pages it "
+      "wrote (%llu on disk)", strerror (-e),
+      (unsigned long long) r.pages_written,
+      (unsigned long long) s.tiered_pages);
+
+  for (unsigned p = 0; p < DEVICE_PAGES; p++)
+    if (p % 8) {
+      store_zero (store, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+      memset (model + (size_t) p * CSWAP_PAGE_SIZE, 0, CSWAP_PAGE_SIZE);
+    }
+  for (int i = 0; i < 20 && s.compressed_pages + s.huge_pages > 0; i++) {
+    store_writeback (store, 0, 0, true, &r);
+    usleep (30000);
+    store_stats (store, &s);
+  }
+  io_fault_counts (faults_after);
+  ok (faults_after[IO_FAULT_READ_EINTR] > faults_before[IO_FAULT_READ_EINTR]
+      && s.segments_cleaned > 0 && s.compressed_pages + s.huge_pages == 0
+      && s.backing_io_errors == 0,
+      "the cleaner made room for every page (%llu segments) through %llu "
+      "interrupted reads, with no I/O error (%llu)",
+      (unsigned long long) s.segments_cleaned,
+      (unsigned long long) (faults_after[IO_FAULT_READ_EINTR]
+                            - faults_before[IO_FAULT_READ_EINTR]),
+      (unsigned long long) s.backing_io_errors);
+  ok (verify_all (store, model, &errors) == 0 && errors == 0,
+      "every page reads back");
+  store_destroy (store);
+  free (model);
+}
+
 /* PATH is on a filesystem too small for the pages: a thin backing file.
  * Writeback fills the filesystem; then most pages are trimmed, leaving
  * every segment on disk mostly dead, and writeback must carry on by
@@ -596,6 +690,10 @@ main (int argc, char *argv[])
     test_injected_eio ();
     unlink (backing_path);
     test_checksum ();
+    unlink (backing_path);
+    test_short_read ();
+    unlink (backing_path);
+    test_small_file ();
     unlink (backing_path);
     test_idle ();
     test_bad_backing ();
