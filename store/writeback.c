@@ -83,7 +83,7 @@ struct writeback {
   struct store *store;
 
   pthread_mutex_t mutex;        /* one batcher: guards the fields below */
-  struct tier_batch batch;
+  struct tier_batch *batch;
   struct pending pending[STORE_MAX_WRITEBACK_BATCH];
   unsigned pending_count;
   uint64_t hand;                /* CLOCK */
@@ -171,7 +171,7 @@ batch_add (struct writeback *wb, uint32_t slot, struct slot_chunk *chunk,
            unsigned i, const void *bytes, uint32_t length)
 {
   uint64_t offset;
-  int r = tier_batch_add (wb->store->tier, &wb->batch, slot, bytes, length,
+  int r = tier_batch_add (wb->store->tier, wb->batch, slot, bytes, length,
                           &offset);
   if (r == 0) {
     chunk->flags[i] |= SLOT_WRITEBACK;
@@ -280,7 +280,7 @@ flush (struct writeback *wb)
 {
   if (wb->pending_count == 0)
     return 0;
-  int r = tier_batch_submit (wb->store->tier, &wb->batch);
+  int r = tier_batch_submit (wb->store->tier, wb->batch);
   unsigned moved = complete (wb, r);
   if (r) {
     wb->backoff_ms = wb->backoff_ms ? wb->backoff_ms * 2 : BACKOFF_MIN_MS;
@@ -307,7 +307,7 @@ clean_segment (struct writeback *wb, uint64_t segment)
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   int r = tier_read_segment (store->tier, segment, wb->segment_buf, &fill);
 
-  wb->batch.cleaning = true;    /* it may use the segments kept for it */
+  tier_batch_set_cleaning (wb->batch, true);
 
   while (r >= 0
          && tier_segment_next (store->tier, segment, wb->segment_buf, fill,
@@ -339,7 +339,7 @@ clean_segment (struct writeback *wb, uint64_t segment)
     pthread_mutex_unlock (lock);
   }
   int f = flush (wb);
-  wb->batch.cleaning = false;
+  tier_batch_set_cleaning (wb->batch, false);
   if (r >= 0 && f >= 0)
     counter_add (&store->count.segments_cleaned, 1);
   return r < 0 ? r : f < 0 ? f : 0;
@@ -558,8 +558,9 @@ writeback_create (struct store *store, const struct store_config *config)
     return NULL;
   wb->store = store;
   wb->segment_buf = aligned_alloc (TIER_BLOCK_BYTES, TIER_SEGMENT_BYTES);
-  if (wb->segment_buf == NULL
-      || tier_batch_init (&wb->batch, STORE_MAX_WRITEBACK_BATCH)) {
+  wb->batch = tier_batch_create (STORE_MAX_WRITEBACK_BATCH);
+  if (wb->segment_buf == NULL || wb->batch == NULL) {
+    tier_batch_destroy (wb->batch);
     free (wb->segment_buf);
     free (wb);
     errno = ENOMEM;
@@ -594,7 +595,7 @@ writeback_destroy (struct writeback *wb)
   if (wb == NULL)
     return;
   writeback_stop (wb);
-  tier_batch_destroy (&wb->batch);
+  tier_batch_destroy (wb->batch);
   free (wb->segment_buf);
   pthread_cond_destroy (&wb->wake);
   pthread_mutex_destroy (&wb->wake_lock);

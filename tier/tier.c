@@ -33,6 +33,15 @@ _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
 _Static_assert (TIER_HEADER_BYTES + TIER_MAX_OBJECT_BYTES <= 2 * TIER_BLOCK_BYTES,
                 "an object fits in two blocks");
 
+struct tier_batch {
+  unsigned char *buf;
+  size_t buf_bytes, used_bytes;
+  unsigned objects, max_objects;
+  unsigned runs;
+  struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
+  bool cleaning;                /* may take the cleaner's segments */
+};
+
 enum segment_state { SEGMENT_FREE, SEGMENT_OPEN, SEGMENT_FULL };
 
 struct segment {
@@ -248,10 +257,14 @@ tier_close (struct tier *tier)
   free (tier);
 }
 
-int
-tier_batch_init (struct tier_batch *batch, unsigned max_objects)
+struct tier_batch *
+tier_batch_create (unsigned max_objects)
 {
-  *batch = (struct tier_batch) { .max_objects = max_objects };
+  struct tier_batch *batch = calloc (1, sizeof *batch);
+
+  if (batch == NULL)
+    return NULL;
+  batch->max_objects = max_objects;
   /* Worst case per object: its bytes plus a skip to the next block, and a
    * block of padding per run.
    */
@@ -261,14 +274,26 @@ tier_batch_init (struct tier_batch *batch, unsigned max_objects)
                                + TIER_MAX_RUNS * TIER_BLOCK_BYTES,
                                TIER_BLOCK_BYTES);
   batch->buf = aligned_alloc (TIER_BLOCK_BYTES, batch->buf_bytes);
-  return batch->buf ? 0 : -ENOMEM;
+  if (batch->buf == NULL) {
+    free (batch);
+    return NULL;
+  }
+  return batch;
 }
 
 void
 tier_batch_destroy (struct tier_batch *batch)
 {
-  free (batch->buf);
-  batch->buf = NULL;
+  if (batch) {
+    free (batch->buf);
+    free (batch);
+  }
+}
+
+void
+tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning)
+{
+  batch->cleaning = cleaning;
 }
 
 /* Segment S, full, holds nothing live any more.  Called with tier->lock held. */

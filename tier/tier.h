@@ -79,18 +79,16 @@ extern struct tier *tier_open (const struct tier_config *config,
 extern void tier_close (struct tier *tier);
 
 /* A batch of objects on their way to disk, in a preallocated aligned
- * buffer of CAPACITY objects.
+ * buffer of MAX_OBJECTS objects; the caller holds it, the tier fills it.
+ * Returns NULL when out of memory.
  */
-struct tier_batch {
-  unsigned char *buf;
-  size_t buf_bytes, used_bytes;
-  unsigned objects, max_objects;
-  unsigned runs;
-  struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
-  bool cleaning;                /* may take the cleaner's segments */
-};
-extern int tier_batch_init (struct tier_batch *batch, unsigned max_objects);
+struct tier_batch;
+extern struct tier_batch *tier_batch_create (unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
+/* Whether the batch is the cleaner's, which may take the segments kept
+ * for it (TIER_CLEANER_SEGMENTS).  A new batch is not.
+ */
+extern void tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning);
 
 /* Copies LENGTH bytes at DATA into BATCH and reserves their place on disk;
  * *OFFSET is where the object will live.  Returns 0, -E2BIG when the batch
