@@ -20,18 +20,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32c.h"
 #include "io-fault.h"
+#include "record.h"
 #include "ring.h"
 #include "monotonic.h"
 #include "tier.h"
 
-#define HEADER_MAGIC 0xc5a9u
-
 _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
                 "segments are whole blocks");
-_Static_assert (TIER_HEADER_BYTES + TIER_MAX_OBJECT_BYTES <= 2 * TIER_BLOCK_BYTES,
-                "an object fits in two blocks");
 
 struct tier_batch {
   unsigned char *buf;
@@ -40,6 +36,7 @@ struct tier_batch {
   unsigned runs;
   struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
   bool cleaning;                /* may take the cleaner's segments */
+  bool unsealed;                /* a record failed to seal: fail the batch */
 };
 
 enum segment_state { SEGMENT_FREE, SEGMENT_OPEN, SEGMENT_FULL };
@@ -80,9 +77,11 @@ struct tier {
   const struct tier_io_ops *io; /* io-ops.h; set at open */
   void *io_ctx;
   struct tier_ring ring;        /* the batching caller's only */
+  struct record_format format;  /* set at open; its count the batcher's */
 
   atomic_uint_fast64_t bytes_written, batches;
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
+  atomic_uint_fast64_t stale_records;
 };
 
 static void
@@ -95,37 +94,6 @@ static uint64_t
 round_up (uint64_t n, uint64_t unit)
 {
   return (n + unit - 1) / unit * unit;
-}
-
-/* Header fields, host order: the file is scratch space for this process
- * only (no superblock, nothing survives a restart), so no byte swapping.
- */
-struct header {
-  uint32_t crc, cookie;
-  uint16_t length, magic;
-  uint32_t zero;
-};
-_Static_assert (sizeof (struct header) == TIER_HEADER_BYTES, "header layout");
-
-static uint32_t
-object_crc (const struct header *h, const void *payload)
-{
-  uint32_t crc = crc32c (0, (const unsigned char *) h + sizeof h->crc,
-                         sizeof *h - sizeof h->crc);
-  return crc32c (crc, payload, h->length);
-}
-
-/* The object at OBJECT with AVAIL bytes readable after it, if valid. */
-static bool
-object_check (const unsigned char *object, size_t avail, struct header *h)
-{
-  if (avail < TIER_HEADER_BYTES)
-    return false;
-  memcpy (h, object, sizeof *h);
-  return h->magic == HEADER_MAGIC && h->zero == 0 && h->length > 0
-    && h->length <= TIER_MAX_OBJECT_BYTES
-    && tier_object_bytes (h->length) <= avail
-    && object_crc (h, object + TIER_HEADER_BYTES) == h->crc;
 }
 
 /* Opening: every failure sets *WHY and errno. */
@@ -237,6 +205,12 @@ tier_open (const struct tier_config *config, const char **why)
   pthread_mutex_init (&tier->lock, NULL);
   tier->io = io_fault_from_env (&tier->io_ctx);
   ring_init (&tier->ring, tier->io, tier->io_ctx);
+  if (record_format_init (&tier->format, config->encrypt, why) == -1) {
+    int e = errno;
+    tier_close (tier);
+    errno = e;
+    return NULL;
+  }
   return tier;
 }
 
@@ -248,6 +222,7 @@ tier_close (struct tier *tier)
   if (tier->io)
     ring_destroy (&tier->ring);
   io_fault_free (tier->io_ctx);
+  record_format_destroy (&tier->format);
   if (tier->segment)
     pthread_mutex_destroy (&tier->lock);
   close (tier->fd);
@@ -269,7 +244,7 @@ tier_batch_create (unsigned max_objects)
    * block of padding per run.
    */
   batch->buf_bytes = round_up ((size_t) max_objects
-                               * (tier_object_bytes (TIER_MAX_OBJECT_BYTES)
+                               * (RECORD_MAX_BYTES
                                   + TIER_BLOCK_BYTES / 2)
                                + TIER_MAX_RUNS * TIER_BLOCK_BYTES,
                                TIER_BLOCK_BYTES);
@@ -398,7 +373,7 @@ int
 tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
                 const void *data, uint32_t length, uint64_t *offset)
 {
-  uint32_t need = tier_object_bytes (length);
+  uint32_t need = record_bytes (&tier->format, length);
   uint32_t pos = 0;
   size_t at;
 
@@ -472,16 +447,12 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
       .buf_offset = at,
     };
   memset (batch->buf + batch->used_bytes, 0, at - batch->used_bytes);
-  struct header h = { .cookie = cookie, .length = length,
-                      .magic = HEADER_MAGIC };
-  h.crc = object_crc (&h, data);
-  memcpy (batch->buf + at, &h, sizeof h);
-  memcpy (batch->buf + at + TIER_HEADER_BYTES, data, length);
-  memset (batch->buf + at + TIER_HEADER_BYTES + length, 0,
-          need - TIER_HEADER_BYTES - length);
+  *offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos;
+  if (!record_write (&tier->format, batch->buf + at, *offset, cookie, data,
+                     length))
+    batch->unsealed = true;
   batch->used_bytes = at + need;
   batch->objects++;
-  *offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos;
   return 0;
 }
 
@@ -525,7 +496,10 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   pthread_mutex_unlock (&tier->lock);
 
   counter_add (&tier->batches, 1);
-  r = write_runs (tier, batch, end);
+  /* A record that could not be sealed fails its batch, unwritten: the
+   * caller keeps every page of it in memory.
+   */
+  r = batch->unsealed ? -EIO : write_runs (tier, batch, end);
   if (r == 0)
     counter_add (&tier->bytes_written, end);
   else
@@ -538,6 +512,7 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   batch->used_bytes = 0;
   batch->objects = 0;
   batch->runs = 0;
+  batch->unsealed = false;
   return r;
 }
 
@@ -545,7 +520,7 @@ void
 tier_free (struct tier *tier, uint64_t offset, uint32_t length)
 {
   uint32_t s = offset / TIER_SEGMENT_BYTES;
-  uint32_t bytes = tier_object_bytes (length);
+  uint32_t bytes = record_bytes (&tier->format, length);
 
   pthread_mutex_lock (&tier->lock);
   struct segment *seg = &tier->segment[s];
@@ -589,21 +564,28 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
   /* On the stack, aligned for O_DIRECT: nothing allocated per read. */
   _Alignas (TIER_BLOCK_BYTES) unsigned char buf[2 * TIER_BLOCK_BYTES];
   uint64_t first = offset / TIER_BLOCK_BYTES * TIER_BLOCK_BYTES;
-  uint64_t end = round_up (offset + tier_object_bytes (length), TIER_BLOCK_BYTES);
+  uint64_t end = round_up (offset + record_bytes (&tier->format, length),
+                           TIER_BLOCK_BYTES);
   size_t in_buf = offset - first;
-  struct header h;
+  struct record record;
 
   if (end - first > sizeof buf || end > tier->size_bytes)
     return -EINVAL;
   int r = read_exact (tier, buf, end - first, first);
   if (r)
     return r;
-  if (!object_check (buf + in_buf, end - first - in_buf, &h)
-      || h.cookie != cookie || h.length != length) {
+  enum record_status status = record_read (&tier->format, buf + in_buf,
+                                           end - first - in_buf, offset,
+                                           payload, &record);
+  if (status == RECORD_STALE) {
+    counter_add (&tier->stale_records, 1);
+    return -EIO;
+  }
+  if (status != RECORD_OK || record.cookie != cookie
+      || record.length != length) {
     counter_add (&tier->checksum_errors, 1);
     return -EIO;
   }
-  memcpy (payload, buf + in_buf + TIER_HEADER_BYTES, length);
   return 0;
 }
 
@@ -634,25 +616,27 @@ tier_read_segment (struct tier *tier, uint64_t segment, void *buf, size_t *fill)
 }
 
 bool
-tier_segment_next (struct tier *tier, uint64_t segment, const void *buf,
+tier_segment_next (struct tier *tier, uint64_t segment, void *buf,
                    size_t fill, size_t *pos, struct tier_object *object)
 {
-  const unsigned char *bytes = buf;
-  struct header h;
+  unsigned char *bytes = buf;
+  struct record record;
 
-  (void) tier;
-  while (*pos + TIER_HEADER_BYTES <= fill) {
-    if (!object_check (bytes + *pos, fill - *pos, &h)) {
-      /* Padding (or an unreadable object): objects resume on a block. */
+  while (*pos < fill) {
+    uint64_t offset = segment * TIER_SEGMENT_BYTES + *pos;
+    if (record_read (&tier->format, bytes + *pos, fill - *pos, offset, NULL,
+                     &record) != RECORD_OK) {
+      /* Padding, a failed batch's leftovers or an unreadable record:
+       * records resume on a block.
+       */
       *pos = round_up (*pos + 1, TIER_BLOCK_BYTES);
       continue;
     }
     *object = (struct tier_object) {
-      .offset = segment * TIER_SEGMENT_BYTES + *pos,
-      .cookie = h.cookie, .length = h.length,
-      .payload = bytes + *pos + TIER_HEADER_BYTES,
+      .offset = offset, .cookie = record.cookie, .length = record.length,
+      .payload = record.payload,
     };
-    *pos += tier_object_bytes (h.length);
+    *pos += record_bytes (&tier->format, record.length);
     return true;
   }
   return false;
@@ -687,4 +671,5 @@ tier_stats (struct tier *tier, struct tier_stats *s)
   s->io_errors = atomic_load_explicit (&tier->io_errors, memory_order_relaxed);
   s->enospc_errors = atomic_load_explicit (&tier->enospc_errors, memory_order_relaxed);
   s->checksum_errors = atomic_load_explicit (&tier->checksum_errors, memory_order_relaxed);
+  s->stale_records = atomic_load_explicit (&tier->stale_records, memory_order_relaxed);
 }

@@ -3,24 +3,30 @@
  * The tier keeps opaque objects (up to 4096 bytes, each tagged with a
  * 32-bit owner cookie) in a file or block device opened O_DIRECT, so the
  * page cache never holds a second copy.  It knows segments, blocks,
- * io_uring and checksums; it knows nothing of slots or pages: the store
- * decides what goes out and keeps the offsets.
+ * io_uring, seals and checksums; it knows nothing of slots or pages: the
+ * store decides what goes out and keeps the offsets.
+ *
+ *   tier.c     segments and space, batches, reads (this header)
+ *   ring.c     the io_uring ring: a batch's writes, recovery from errors
+ *   record.c   an object's bytes on disk: head, seal or checksum
+ *   seal.c     AES-256-GCM under a key that exists only in locked memory
+ *   io-ops.c   the system calls, as a table; io-fault.c a test's faults
  *
  * On-disk format (a log, no superblock: the store's slot table is the
- * only index, and a restarted daemon starts from an empty device):
+ * only index, and a restarted daemon starts from an empty device, with a
+ * new key and run id, so it can read nothing of the old run):
  *
  *   file   = segments of TIER_SEGMENT_BYTES (1 MiB), filled sequentially
- *   object = header (16 bytes) + payload, padded to 16 bytes
- *   header = crc32c (of the rest of the header and the payload),
- *            cookie, length, magic, zero
+ *   object = a record (record.h): sealed (backing-encrypt=yes, the
+ *            default) or plain with a crc32c, padded to 16 bytes
  *
  * An object never straddles more than two 4 KiB blocks (the writer skips
  * to the next block when it would), so reading one back is ONE aligned
  * O_DIRECT read of one or two blocks; a torn or corrupted object fails its
- * checksum and the reader gets -EIO, never wrong data.  Each batch ends on
- * a block boundary (the tail is padding) so a block is never rewritten
- * while readers may be reading it; at 64 pages per batch that costs about
- * 32 bytes per page.
+ * tag or checksum and the reader gets -EIO, never wrong data.  Each batch
+ * ends on a block boundary (the tail is padding) so a block is never
+ * rewritten while readers may be reading it; at 64 pages per batch that
+ * costs about 32 bytes per page.
  *
  * Space: every segment counts its live bytes; tier_free() makes an
  * object's bytes dead, and a full segment whose live count reaches zero is
@@ -57,7 +63,6 @@
 
 #define TIER_BLOCK_BYTES 4096u
 #define TIER_SEGMENT_BYTES (1024u * 1024u)
-#define TIER_HEADER_BYTES 16u
 #define TIER_OFFSET_UNIT 16u    /* objects start on 16-byte boundaries */
 #define TIER_MAX_OBJECT_BYTES 4096u
 #define TIER_MAX_RUNS 8         /* disk runs (SQEs) per batch */
@@ -67,6 +72,7 @@ struct tier_config {
   const char *path;
   uint64_t size_bytes;          /* 0: the device's or existing file's size */
   bool thin;                    /* regular file: no fallocate up front */
+  bool encrypt;                 /* seal records (record.h, seal.h) */
 };
 
 struct tier;
@@ -116,7 +122,8 @@ extern int tier_read (struct tier *tier, uint64_t offset, uint32_t length,
 
 /* Cleaning: a full segment with less than LIVE_PERCENT live bytes, the
  * emptiest, or -1.  Then read it whole (BUF: TIER_SEGMENT_BYTES, aligned)
- * and walk its valid objects with tier_segment_next().
+ * and walk its valid objects with tier_segment_next(), which decrypts
+ * them in place in BUF.
  */
 extern int64_t tier_pick_victim (struct tier *tier, unsigned live_percent);
 extern int tier_read_segment (struct tier *tier, uint64_t segment, void *buf,
@@ -130,7 +137,7 @@ struct tier_object {
  * checksum, advancing *POS past it; false at the end.
  */
 extern bool tier_segment_next (struct tier *tier, uint64_t segment,
-                               const void *buf, size_t fill, size_t *pos,
+                               void *buf, size_t fill, size_t *pos,
                                struct tier_object *object);
 
 /* Free segments a batch could start now: those with blocks, and while
@@ -146,16 +153,10 @@ struct tier_stats {
   uint64_t batches, submissions;
   uint64_t ring_retries;        /* io_uring calls again after EINTR/EAGAIN */
   uint64_t ring_resets;         /* rings made afresh after a failed batch */
-  uint64_t io_errors, enospc_errors, checksum_errors;
+  uint64_t io_errors, enospc_errors;
+  uint64_t checksum_errors;     /* records whose crc32c or tag failed */
+  uint64_t stale_records;       /* records read from before the tier opened */
 };
 extern void tier_stats (struct tier *tier, struct tier_stats *stats);
-
-/* Bytes an object of LENGTH payload bytes takes on disk. */
-static inline uint32_t
-tier_object_bytes (uint32_t length)
-{
-  return (TIER_HEADER_BYTES + length + TIER_OFFSET_UNIT - 1)
-    & ~(TIER_OFFSET_UNIT - 1);
-}
 
 #endif /* CSWAP_TIER_H */
