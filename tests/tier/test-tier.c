@@ -418,11 +418,28 @@ test_ring_faults (unsigned long ops)
   }
 }
 
+/* Reads every page of a store whose backing file was damaged: -EIO
+ * counted in *EIO, anything else but the model's page in *WRONG.
+ */
+static void
+read_damaged (struct store *store, const unsigned char *model,
+              unsigned long *eio, unsigned long *wrong)
+{
+  unsigned char got[CSWAP_PAGE_SIZE];
+
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+    if (e == -EIO)
+      ++*eio;
+    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      ++*wrong;
+  }
+}
+
 static void
 test_checksum (void)
 {
   unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
-  unsigned char got[CSWAP_PAGE_SIZE];
   struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
   struct store_writeback_result r;
   struct store_stats s;
@@ -437,13 +454,7 @@ test_checksum (void)
       "corrupted 512 bytes of the backing file");
   fsync (fd);
   close (fd);
-  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
-    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
-    if (e == -EIO)
-      eio++;
-    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
-      wrong++;
-  }
+  read_damaged (store, model, &eio, &wrong);
   store_stats (store, &s);
   ok (eio > 0 && wrong == 0 && s.backing_checksum_errors >= eio,
       "corrupted pages read as -EIO (%lu, counted %llu), none as wrong data (%lu)",
@@ -459,7 +470,6 @@ static void
 test_short_read (void)
 {
   unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
-  unsigned char got[CSWAP_PAGE_SIZE];
   struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
   struct store_writeback_result r;
   struct store_stats before, after;
@@ -470,13 +480,7 @@ test_short_read (void)
   ok (truncate (backing_path, 256 * 1024) == 0,
       "the backing file cut to 256 KiB of the %llu bytes written",
       (unsigned long long) before.written_back_bytes);
-  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
-    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
-    if (e == -EIO)
-      eio++;
-    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
-      wrong++;
-  }
+  read_damaged (store, model, &eio, &wrong);
   store_stats (store, &after);
   uint64_t io_errors = after.backing_io_errors - before.backing_io_errors;
   uint64_t checksum_errors = after.backing_checksum_errors
