@@ -43,6 +43,11 @@ struct request {
   unsigned argc;                /* arguments, the command name excluded */
   char **argv;
   char error[256];
+  /* A writeback stopped by an error: what it wrote first, which its
+   * error reply still reports.
+   */
+  bool writeback_stopped;
+  struct store_writeback_result stopped;
 };
 
 __attribute__ ((format (printf, 2, 3)))
@@ -350,6 +355,13 @@ run_set (struct request *r)
   return 0;
 }
 
+static void
+writeback_members (struct json *j, const struct store_writeback_result *result)
+{
+  json_uint (j, "pages_written", result->pages_written);
+  json_uint (j, "batches", result->batches);
+}
+
 /* writeback [idle=SECONDS] [max=PAGES] [huge] */
 static int
 run_writeback (struct request *r)
@@ -381,11 +393,14 @@ run_writeback (struct request *r)
                          &result);
   if (err == -ENODEV)
     return fail (r, "no backing file configured");
-  json_uint (r->reply, "pages_written", result.pages_written);
-  json_uint (r->reply, "batches", result.batches);
-  if (err)
-    return fail (r, "writeback stopped: %s (pages not written stay in "
-                 "memory)", strerror (-err));
+  if (err) {
+    r->writeback_stopped = true;
+    r->stopped = result;
+    return fail (r, "writeback stopped after %llu pages: %s (pages not "
+                 "written stay in memory)",
+                 (unsigned long long) result.pages_written, strerror (-err));
+  }
+  writeback_members (r->reply, &result);
   return 0;
 }
 
@@ -506,8 +521,10 @@ dispatch (struct request *r, const char *line, size_t len)
   return c->run (r);
 }
 
-char *
-control_error_reply (const char *error, size_t *reply_len)
+/* {"ok":false,"error":ERROR}, with a stopped writeback's counts. */
+static char *
+error_reply (const char *error, const struct store_writeback_result *stopped,
+             size_t *reply_len)
 {
   struct json j;
 
@@ -515,8 +532,16 @@ control_error_reply (const char *error, size_t *reply_len)
   json_object_begin (&j, NULL);
   json_bool (&j, "ok", false);
   json_string (&j, "error", error);
+  if (stopped)
+    writeback_members (&j, stopped);
   json_object_end (&j);
   return json_finish (&j, reply_len);
+}
+
+char *
+control_error_reply (const char *error, size_t *reply_len)
+{
+  return error_reply (error, NULL, reply_len);
 }
 
 char *
@@ -532,7 +557,8 @@ control_execute (struct control *control, const char *line, size_t len,
   json_bool (&j, "ok", true);
   if (dispatch (&r, line, len) == -1) {
     json_free (&j);
-    return control_error_reply (r.error, reply_len);
+    return error_reply (r.error, r.writeback_stopped ? &r.stopped : NULL,
+                        reply_len);
   }
   json_object_end (&j);
   reply = json_finish (&j, reply_len);

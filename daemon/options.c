@@ -36,6 +36,8 @@ const char options_help[] =
   "backing-prealloc=yes|no   no: a thin file; the filesystem may fill up,\n"
   "                          writeback then fails with ENOSPC and pages\n"
   "                          stay in memory (default yes: fallocate).\n"
+  "backing-encrypt=yes|no    Seal pages on the backing file under a key\n"
+  "                          kept in locked memory only (default yes).\n"
   "accept-threshold=PERCENT  Writeback stops below this % of pool-limit (90).\n"
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
@@ -136,6 +138,11 @@ options_set (struct cswap_options *options, const char *key,
     bool prealloc;
     if (parse_yes_no (value, &prealloc, &reason) == 0)
       c->backing_thin = !prealloc;
+  }
+  else if (strcmp (key, "backing-encrypt") == 0) {
+    bool encrypt;
+    if (parse_yes_no (value, &encrypt, &reason) == 0)
+      c->backing_encrypt_off = !encrypt;
   }
   else if (strcmp (key, "compact") == 0) {
     if (strcmp (value, "auto") == 0)

@@ -21,7 +21,7 @@ stats_line_print (FILE *f, struct store *store)
            "backing_live_bytes=%llu writeback_batches=%llu "
            "uring_submissions=%llu writes_waited=%llu backing_io_errors=%llu "
            "backing_enospc_errors=%llu backing_checksum_errors=%llu "
-           "segments_cleaned=%llu\n",
+           "backing_stale_records=%llu segments_cleaned=%llu\n",
            (unsigned long long) s.pages_stored,
            (unsigned long long) s.same_filled_pages,
            (unsigned long long) s.huge_pages,
@@ -46,6 +46,7 @@ stats_line_print (FILE *f, struct store *store)
            (unsigned long long) s.backing_io_errors,
            (unsigned long long) s.backing_enospc_errors,
            (unsigned long long) s.backing_checksum_errors,
+           (unsigned long long) s.backing_stale_records,
            (unsigned long long) s.segments_cleaned);
 
   /* Request latency in the daemon, one group per kind (store.h). */

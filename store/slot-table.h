@@ -9,7 +9,8 @@
  *
  *   word (SLOT_STORED):  handle << SLOT_LENGTH_BITS | length (1..4096)
  *   word (SLOT_TIERED):  (disk offset / 16) << SLOT_LENGTH_BITS | length;
- *                        objects start on 16-byte boundaries, so 51 bits
+ *                        objects start on TIER_OFFSET_UNIT (16-byte)
+ *                        boundaries, so 51 bits
  *                        of offset/16 address 32 PiB (44 would do for the
  *                        256 TiB an 8 TiB device could ever need)
  *   flags:               bits 0-1 type, bit 2 codec, bit 3 referenced,
@@ -43,6 +44,7 @@
 #include <stdint.h>
 
 #include "compress.h"
+#include "tier.h"
 #include "zsmalloc.h"
 
 enum slot_type {
@@ -62,7 +64,6 @@ enum slot_type {
 #define SLOT_WRITEBACK 0x40u
 #define SLOT_DEFERRED 0x80u
 #define SLOT_LENGTH_BITS 13     /* lengths 1..4096 */
-#define SLOT_OFFSET_UNIT 16     /* tier/: objects are 16-byte aligned */
 #define SLOTS_PER_CHUNK 512
 #define SLOT_LOCK_STRIPES 1024
 
@@ -151,13 +152,13 @@ slot_flags_touch (uint8_t flags)
 static inline uint64_t
 slot_word_tier_offset (uint64_t word)
 {
-  return (word >> SLOT_LENGTH_BITS) * SLOT_OFFSET_UNIT;
+  return (word >> SLOT_LENGTH_BITS) * TIER_OFFSET_UNIT;
 }
 
 static inline uint64_t
 slot_word_make_tiered (uint64_t offset, uint32_t length)
 {
-  return offset / SLOT_OFFSET_UNIT << SLOT_LENGTH_BITS | length;
+  return offset / TIER_OFFSET_UNIT << SLOT_LENGTH_BITS | length;
 }
 
 static inline zs_handle

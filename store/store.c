@@ -171,6 +171,7 @@ store_create (const struct store_config *config)
       .path = config->backing_path,
       .size_bytes = config->backing_size_bytes,
       .thin = config->backing_thin,
+      .encrypt = !config->backing_encrypt_off,
     };
     const char *why;
     store->tier = tier_open (&tier_config, &why);
@@ -825,6 +826,7 @@ store_stats (struct store *store, struct store_stats *s)
     s->backing_io_errors = t.io_errors;
     s->backing_enospc_errors = t.enospc_errors;
     s->backing_checksum_errors = t.checksum_errors;
+    s->backing_stale_records = t.stale_records;
   }
   s->deferred_pages = deferred_queued_pages (store->deferred);
   auto_compact_stats (store->auto_compact, s);

@@ -37,6 +37,10 @@ struct store_config {
   const char *backing_path;
   uint64_t backing_size_bytes;  /* 0: the device's or existing file's size */
   bool backing_thin;            /* no fallocate: the filesystem may fill up */
+  /* Records go to disk in the clear (tier/record.h): only for those who
+   * measured the cost of sealing them and accept the risk.
+   */
+  bool backing_encrypt_off;
   unsigned accept_threshold_percent;    /* 0: 90; writeback stops below it */
   unsigned writeback_batch_pages;       /* 0: 64 */
   unsigned idle_writeback_seconds;      /* 0: off */
@@ -136,6 +140,8 @@ struct store_stats {
   uint64_t writes_waited;       /* writes that waited for writeback */
   uint64_t backing_io_errors, backing_enospc_errors;
   uint64_t backing_checksum_errors;     /* reads that got -EIO instead */
+  uint64_t backing_stale_records;       /* reads of records from before
+                                           the start: -EIO too */
   uint64_t segments_cleaned;
   /* Automatic compaction (all 0 when off). */
   uint64_t auto_compactions;    /* runs for the freeable share */
@@ -178,7 +184,8 @@ extern int store_compact (struct store *store, struct zs_compact_result *result)
  * those idle at least that long (to the idle sweep's resolution); at most
  * MAX_PAGES (0: no limit); raw (huge) pages only with INCLUDE_HUGE.
  * Returns 0, -ENODEV without a backing file, or the batch error that
- * stopped it (pages it could not write stay in memory).
+ * stopped it (pages it could not write stay in memory); *RESULT counts
+ * what was written before, too.
  */
 struct store_writeback_result {
   uint64_t pages_written;

@@ -83,7 +83,7 @@ struct writeback {
   struct store *store;
 
   pthread_mutex_t mutex;        /* one batcher: guards the fields below */
-  struct tier_batch batch;
+  struct tier_batch *batch;
   struct pending pending[STORE_MAX_WRITEBACK_BATCH];
   unsigned pending_count;
   uint64_t hand;                /* CLOCK */
@@ -171,7 +171,7 @@ batch_add (struct writeback *wb, uint32_t slot, struct slot_chunk *chunk,
            unsigned i, const void *bytes, uint32_t length)
 {
   uint64_t offset;
-  int r = tier_batch_add (wb->store->tier, &wb->batch, slot, bytes, length,
+  int r = tier_batch_add (wb->store->tier, wb->batch, slot, bytes, length,
                           &offset);
   if (r == 0) {
     chunk->flags[i] |= SLOT_WRITEBACK;
@@ -280,7 +280,7 @@ flush (struct writeback *wb)
 {
   if (wb->pending_count == 0)
     return 0;
-  int r = tier_batch_submit (wb->store->tier, &wb->batch);
+  int r = tier_batch_submit (wb->store->tier, wb->batch);
   unsigned moved = complete (wb, r);
   if (r) {
     wb->backoff_ms = wb->backoff_ms ? wb->backoff_ms * 2 : BACKOFF_MIN_MS;
@@ -307,7 +307,7 @@ clean_segment (struct writeback *wb, uint64_t segment)
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   int r = tier_read_segment (store->tier, segment, wb->segment_buf, &fill);
 
-  wb->batch.cleaning = true;    /* it may use the segments kept for it */
+  tier_batch_set_cleaning (wb->batch, true);
 
   while (r >= 0
          && tier_segment_next (store->tier, segment, wb->segment_buf, fill,
@@ -339,7 +339,7 @@ clean_segment (struct writeback *wb, uint64_t segment)
     pthread_mutex_unlock (lock);
   }
   int f = flush (wb);
-  wb->batch.cleaning = false;
+  tier_batch_set_cleaning (wb->batch, false);
   if (r >= 0 && f >= 0)
     counter_add (&store->count.segments_cleaned, 1);
   return r < 0 ? r : f < 0 ? f : 0;
@@ -359,22 +359,26 @@ clean_if_needed (struct writeback *wb)
 }
 
 /* One batch: clean if needed, gather, submit, settle.  Mutex held.
- * Returns the pages that left memory or a negative errno; *GATHERED says
- * whether anything was submitted.
+ * Adds the pages that left memory and the batch, if anything was
+ * submitted, to *DONE, even when it fails; returns 0 or a negative errno.
  */
 static int
 run_batch (struct writeback *wb, const struct selection *sel, uint64_t *cursor,
-           uint64_t *budget, unsigned max, bool *gathered)
+           uint64_t *budget, unsigned max, struct store_writeback_result *done)
 {
   clean_if_needed (wb);
   int r = gather (wb, sel, cursor, budget, max);
-  *gathered = wb->pending_count > 0;
+  done->batches += wb->pending_count > 0;
   int moved = flush (wb);
-  return r ? r : moved;
+  if (moved > 0)
+    done->pages_written += moved;
+  return r ? r : moved < 0 ? moved : 0;
 }
 
 /* Pressure: a CLOCK batch of cold pages, and compaction now and then so
- * that freed objects become free pool pages.  Mutex held.
+ * that freed objects become free pool pages.  Mutex held.  Returns the
+ * pages that left memory, or a negative errno when none did because of
+ * an error.
  */
 static int
 pressure_batch (struct writeback *wb)
@@ -383,16 +387,17 @@ pressure_batch (struct writeback *wb)
   struct selection sel = { .pick = PICK_CLOCK, .include_huge = true };
   uint64_t budget = 2 * store->table.slots;     /* two laps: a second chance */
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-  bool gathered;
-  int moved = run_batch (wb, &sel, &wb->hand, &budget, max, &gathered);
+  struct store_writeback_result done = { 0 };
+  int r = run_batch (wb, &sel, &wb->hand, &budget, max, &done);
 
-  if (moved > 0 && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
-                    || pool_used_bytes (store) >= pool_limit (store))) {
+  if (done.pages_written > 0
+      && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
+          || pool_used_bytes (store) >= pool_limit (store))) {
     struct zs_compact_result result;
     zs_compact (store->pool, &result);
     wb->batches_since_compact = 0;
   }
-  return moved;
+  return done.pages_written > 0 ? (int) done.pages_written : r;
 }
 
 static void
@@ -490,18 +495,14 @@ sweep_writeback (struct writeback *wb, const struct selection *sel,
   *result = (struct store_writeback_result) { 0 };
   while (budget > 0 && (max_pages == 0 || result->pages_written < max_pages)) {
     unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-    bool gathered;
     if (max_pages && max_pages - result->pages_written < max)
       max = max_pages - result->pages_written;
     pthread_mutex_lock (&wb->mutex);
     r = in_backoff (wb) ? -EAGAIN
-      : run_batch (wb, sel, &cursor, &budget, max, &gathered);
+      : run_batch (wb, sel, &cursor, &budget, max, result);
     pthread_mutex_unlock (&wb->mutex);
     if (r < 0)
       break;
-    result->pages_written += r;
-    result->batches += gathered;
-    r = 0;
   }
   return r;
 }
@@ -557,8 +558,9 @@ writeback_create (struct store *store, const struct store_config *config)
     return NULL;
   wb->store = store;
   wb->segment_buf = aligned_alloc (TIER_BLOCK_BYTES, TIER_SEGMENT_BYTES);
-  if (wb->segment_buf == NULL
-      || tier_batch_init (&wb->batch, STORE_MAX_WRITEBACK_BATCH)) {
+  wb->batch = tier_batch_create (STORE_MAX_WRITEBACK_BATCH);
+  if (wb->segment_buf == NULL || wb->batch == NULL) {
+    tier_batch_destroy (wb->batch);
     free (wb->segment_buf);
     free (wb);
     errno = ENOMEM;
@@ -593,7 +595,7 @@ writeback_destroy (struct writeback *wb)
   if (wb == NULL)
     return;
   writeback_stop (wb);
-  tier_batch_destroy (&wb->batch);
+  tier_batch_destroy (wb->batch);
   free (wb->segment_buf);
   pthread_cond_destroy (&wb->wake);
   pthread_mutex_destroy (&wb->wake_lock);

@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
-#include <liburing.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,16 +20,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32c.h"
+#include "io-fault.h"
+#include "record.h"
+#include "ring.h"
 #include "monotonic.h"
 #include "tier.h"
 
-#define HEADER_MAGIC 0xc5a9u
-
 _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
                 "segments are whole blocks");
-_Static_assert (TIER_HEADER_BYTES + TIER_MAX_OBJECT_BYTES <= 2 * TIER_BLOCK_BYTES,
-                "an object fits in two blocks");
+
+struct tier_batch {
+  unsigned char *buf;
+  size_t buf_bytes, used_bytes;
+  unsigned objects, max_objects;
+  unsigned runs;
+  struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
+  bool cleaning;                /* may take the cleaner's segments */
+  bool unsealed;                /* a record failed to seal: fail the batch */
+};
 
 enum segment_state { SEGMENT_FREE, SEGMENT_OPEN, SEGMENT_FULL };
 
@@ -67,13 +74,14 @@ struct tier {
   int64_t open_segment;         /* protected by lock; -1: none */
   uint64_t used_bytes, live_bytes;      /* protected by lock */
 
-  struct io_uring ring;         /* the batching caller's only */
-  bool ring_ready;
-  unsigned fault_eio_percent;
-  uint64_t fault_rng;
+  const struct tier_io_ops *io; /* io-ops.h; set at open */
+  void *io_ctx;
+  struct tier_ring ring;        /* the batching caller's only */
+  struct record_format format;  /* set at open; its count the batcher's */
 
-  atomic_uint_fast64_t bytes_written, batches, submissions;
+  atomic_uint_fast64_t bytes_written, batches;
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
+  atomic_uint_fast64_t stale_records;
 };
 
 static void
@@ -86,37 +94,6 @@ static uint64_t
 round_up (uint64_t n, uint64_t unit)
 {
   return (n + unit - 1) / unit * unit;
-}
-
-/* Header fields, host order: the file is scratch space for this process
- * only (no superblock, nothing survives a restart), so no byte swapping.
- */
-struct header {
-  uint32_t crc, cookie;
-  uint16_t length, magic;
-  uint32_t zero;
-};
-_Static_assert (sizeof (struct header) == TIER_HEADER_BYTES, "header layout");
-
-static uint32_t
-object_crc (const struct header *h, const void *payload)
-{
-  uint32_t crc = crc32c (0, (const unsigned char *) h + sizeof h->crc,
-                         sizeof *h - sizeof h->crc);
-  return crc32c (crc, payload, h->length);
-}
-
-/* The object at OBJECT with AVAIL bytes readable after it, if valid. */
-static bool
-object_check (const unsigned char *object, size_t avail, struct header *h)
-{
-  if (avail < TIER_HEADER_BYTES)
-    return false;
-  memcpy (h, object, sizeof *h);
-  return h->magic == HEADER_MAGIC && h->zero == 0 && h->length > 0
-    && h->length <= TIER_MAX_OBJECT_BYTES
-    && tier_object_bytes (h->length) <= avail
-    && object_crc (h, object + TIER_HEADER_BYTES) == h->crc;
 }
 
 /* Opening: every failure sets *WHY and errno. */
@@ -191,7 +168,6 @@ open_backing (const struct tier_config *config, uint64_t *size_bytes,
 struct tier *
 tier_open (const struct tier_config *config, const char **why)
 {
-  const char *fault = getenv ("CSWAP_TIER_FAULT");
   struct tier *tier = calloc (1, sizeof *tier);
 
   if (tier == NULL) {
@@ -227,8 +203,14 @@ tier_open (const struct tier_config *config, const char **why)
   }
   tier->open_segment = -1;
   pthread_mutex_init (&tier->lock, NULL);
-  if (fault && sscanf (fault, "eio:%u", &tier->fault_eio_percent) == 1)
-    tier->fault_rng = 0x9e3779b97f4a7c15ull;
+  tier->io = io_fault_from_env (&tier->io_ctx);
+  ring_init (&tier->ring, tier->io, tier->io_ctx);
+  if (record_format_init (&tier->format, config->encrypt, why) == -1) {
+    int e = errno;
+    tier_close (tier);
+    errno = e;
+    return NULL;
+  }
   return tier;
 }
 
@@ -237,8 +219,10 @@ tier_close (struct tier *tier)
 {
   if (tier == NULL)
     return;
-  if (tier->ring_ready)
-    io_uring_queue_exit (&tier->ring);
+  if (tier->io)
+    ring_destroy (&tier->ring);
+  io_fault_free (tier->io_ctx);
+  record_format_destroy (&tier->format);
   if (tier->segment)
     pthread_mutex_destroy (&tier->lock);
   close (tier->fd);
@@ -248,27 +232,43 @@ tier_close (struct tier *tier)
   free (tier);
 }
 
-int
-tier_batch_init (struct tier_batch *batch, unsigned max_objects)
+struct tier_batch *
+tier_batch_create (unsigned max_objects)
 {
-  *batch = (struct tier_batch) { .max_objects = max_objects };
+  struct tier_batch *batch = calloc (1, sizeof *batch);
+
+  if (batch == NULL)
+    return NULL;
+  batch->max_objects = max_objects;
   /* Worst case per object: its bytes plus a skip to the next block, and a
    * block of padding per run.
    */
   batch->buf_bytes = round_up ((size_t) max_objects
-                               * (tier_object_bytes (TIER_MAX_OBJECT_BYTES)
+                               * (RECORD_MAX_BYTES
                                   + TIER_BLOCK_BYTES / 2)
                                + TIER_MAX_RUNS * TIER_BLOCK_BYTES,
                                TIER_BLOCK_BYTES);
   batch->buf = aligned_alloc (TIER_BLOCK_BYTES, batch->buf_bytes);
-  return batch->buf ? 0 : -ENOMEM;
+  if (batch->buf == NULL) {
+    free (batch);
+    return NULL;
+  }
+  return batch;
 }
 
 void
 tier_batch_destroy (struct tier_batch *batch)
 {
-  free (batch->buf);
-  batch->buf = NULL;
+  if (batch) {
+    free (batch->buf);
+    free (batch);
+  }
+}
+
+void
+tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning)
+{
+  batch->cleaning = cleaning;
 }
 
 /* Segment S, full, holds nothing live any more.  Called with tier->lock held. */
@@ -373,7 +373,7 @@ int
 tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
                 const void *data, uint32_t length, uint64_t *offset)
 {
-  uint32_t need = tier_object_bytes (length);
+  uint32_t need = record_bytes (&tier->format, length);
   uint32_t pos = 0;
   size_t at;
 
@@ -447,69 +447,28 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
       .buf_offset = at,
     };
   memset (batch->buf + batch->used_bytes, 0, at - batch->used_bytes);
-  struct header h = { .cookie = cookie, .length = length,
-                      .magic = HEADER_MAGIC };
-  h.crc = object_crc (&h, data);
-  memcpy (batch->buf + at, &h, sizeof h);
-  memcpy (batch->buf + at + TIER_HEADER_BYTES, data, length);
-  memset (batch->buf + at + TIER_HEADER_BYTES + length, 0,
-          need - TIER_HEADER_BYTES - length);
+  *offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos;
+  if (!record_write (&tier->format, batch->buf + at, *offset, cookie, data,
+                     length))
+    batch->unsealed = true;
   batch->used_bytes = at + need;
   batch->objects++;
-  *offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos;
   return 0;
 }
 
-static bool
-fault_injected (struct tier *tier)
-{
-  if (tier->fault_eio_percent == 0)
-    return false;
-  tier->fault_rng ^= tier->fault_rng << 13;     /* xorshift64 */
-  tier->fault_rng ^= tier->fault_rng >> 7;
-  tier->fault_rng ^= tier->fault_rng << 17;
-  return tier->fault_rng % 100 < tier->fault_eio_percent;
-}
-
-/* One io_uring_enter for every run of the batch. */
+/* One ring_write of every run of the batch, ending at END in its buffer. */
 static int
-submit_runs (struct tier *tier, struct tier_batch *batch, size_t end)
+write_runs (struct tier *tier, struct tier_batch *batch, size_t end)
 {
-  int r = 0;
+  struct ring_run runs[TIER_MAX_RUNS];
 
-  if (!tier->ring_ready) {
-    /* Made on first use, in the process that writes: a ring made before
-     * nbdkit's fork would be shared with the parent.
-     */
-    r = io_uring_queue_init (TIER_MAX_RUNS, &tier->ring, 0);
-    if (r < 0)
-      return r;
-    tier->ring_ready = true;
-  }
   for (unsigned i = 0; i < batch->runs; i++) {
     size_t from = batch->run[i].buf_offset;
     size_t to = i + 1 < batch->runs ? batch->run[i + 1].buf_offset : end;
-    struct io_uring_sqe *sqe = io_uring_get_sqe (&tier->ring);
-    io_uring_prep_write (sqe, tier->fd, batch->buf + from, to - from,
-                         batch->run[i].disk_offset);
-    sqe->user_data = to - from;
+    runs[i] = (struct ring_run) { .buf = batch->buf + from, .bytes = to - from,
+                                  .offset = batch->run[i].disk_offset };
   }
-  counter_add (&tier->submissions, 1);
-  int submitted = io_uring_submit_and_wait (&tier->ring, batch->runs);
-  if (submitted < 0)
-    return submitted;
-  for (int i = 0; i < submitted; i++) {
-    struct io_uring_cqe *cqe;
-    int w = io_uring_wait_cqe (&tier->ring, &cqe);
-    if (w < 0)
-      return w;
-    if (cqe->res < 0 && r == 0)
-      r = cqe->res;
-    else if ((uint64_t) cqe->res != cqe->user_data && r == 0)
-      r = -EIO;                 /* short: O_DIRECT does not resume */
-    io_uring_cqe_seen (&tier->ring, cqe);
-  }
-  return submitted == (int) batch->runs ? r : -EIO;
+  return ring_write (&tier->ring, tier->fd, runs, batch->runs);
 }
 
 int
@@ -537,7 +496,10 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   pthread_mutex_unlock (&tier->lock);
 
   counter_add (&tier->batches, 1);
-  r = fault_injected (tier) ? -EIO : submit_runs (tier, batch, end);
+  /* A record that could not be sealed fails its batch, unwritten: the
+   * caller keeps every page of it in memory.
+   */
+  r = batch->unsealed ? -EIO : write_runs (tier, batch, end);
   if (r == 0)
     counter_add (&tier->bytes_written, end);
   else
@@ -550,6 +512,7 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   batch->used_bytes = 0;
   batch->objects = 0;
   batch->runs = 0;
+  batch->unsealed = false;
   return r;
 }
 
@@ -557,7 +520,7 @@ void
 tier_free (struct tier *tier, uint64_t offset, uint32_t length)
 {
   uint32_t s = offset / TIER_SEGMENT_BYTES;
-  uint32_t bytes = tier_object_bytes (length);
+  uint32_t bytes = record_bytes (&tier->format, length);
 
   pthread_mutex_lock (&tier->lock);
   struct segment *seg = &tier->segment[s];
@@ -574,6 +537,26 @@ tier_free (struct tier *tier, uint64_t offset, uint32_t length)
   pthread_mutex_unlock (&tier->lock);
 }
 
+/* Reads LENGTH bytes at OFFSET, again when interrupted.  Returns 0, or
+ * -errno; a short read (the file ends early) is -EIO.  Both are counted
+ * as I/O errors: the bytes are not there, not corrupted.
+ */
+static int
+read_exact (struct tier *tier, void *buf, size_t length, uint64_t offset)
+{
+  ssize_t n;
+
+  do
+    n = tier->io->pread (tier->io_ctx, tier->fd, buf, length, offset);
+  while (n == -1 && errno == EINTR);
+  if (n == -1 || (size_t) n != length) {
+    int e = n == -1 ? -errno : -EIO;
+    counter_add (&tier->io_errors, 1);
+    return e;
+  }
+  return 0;
+}
+
 int
 tier_read (struct tier *tier, uint64_t offset, uint32_t length,
            uint32_t cookie, void *payload)
@@ -581,27 +564,28 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
   /* On the stack, aligned for O_DIRECT: nothing allocated per read. */
   _Alignas (TIER_BLOCK_BYTES) unsigned char buf[2 * TIER_BLOCK_BYTES];
   uint64_t first = offset / TIER_BLOCK_BYTES * TIER_BLOCK_BYTES;
-  uint64_t end = round_up (offset + tier_object_bytes (length), TIER_BLOCK_BYTES);
+  uint64_t end = round_up (offset + record_bytes (&tier->format, length),
+                           TIER_BLOCK_BYTES);
   size_t in_buf = offset - first;
-  struct header h;
-  ssize_t n;
+  struct record record;
 
   if (end - first > sizeof buf || end > tier->size_bytes)
     return -EINVAL;
-  do
-    n = pread (tier->fd, buf, end - first, first);
-  while (n == -1 && errno == EINTR);
-  if (n == -1) {
-    counter_add (&tier->io_errors, 1);
-    return -errno;
+  int r = read_exact (tier, buf, end - first, first);
+  if (r)
+    return r;
+  enum record_status status = record_read (&tier->format, buf + in_buf,
+                                           end - first - in_buf, offset,
+                                           payload, &record);
+  if (status == RECORD_STALE) {
+    counter_add (&tier->stale_records, 1);
+    return -EIO;
   }
-  if ((uint64_t) n != end - first
-      || !object_check (buf + in_buf, n - in_buf, &h)
-      || h.cookie != cookie || h.length != length) {
+  if (status != RECORD_OK || record.cookie != cookie
+      || record.length != length) {
     counter_add (&tier->checksum_errors, 1);
     return -EIO;
   }
-  memcpy (payload, buf + in_buf + TIER_HEADER_BYTES, length);
   return 0;
 }
 
@@ -625,39 +609,34 @@ tier_pick_victim (struct tier *tier, unsigned live_percent)
 int
 tier_read_segment (struct tier *tier, uint64_t segment, void *buf, size_t *fill)
 {
-  ssize_t n;
-
   pthread_mutex_lock (&tier->lock);
   *fill = tier->segment[segment].fill_bytes;
   pthread_mutex_unlock (&tier->lock);
-  n = pread (tier->fd, buf, *fill, segment * TIER_SEGMENT_BYTES);
-  if (n == -1 || (size_t) n != *fill) {
-    counter_add (&tier->io_errors, 1);
-    return n == -1 ? -errno : -EIO;
-  }
-  return 0;
+  return read_exact (tier, buf, *fill, segment * TIER_SEGMENT_BYTES);
 }
 
 bool
-tier_segment_next (struct tier *tier, uint64_t segment, const void *buf,
+tier_segment_next (struct tier *tier, uint64_t segment, void *buf,
                    size_t fill, size_t *pos, struct tier_object *object)
 {
-  const unsigned char *bytes = buf;
-  struct header h;
+  unsigned char *bytes = buf;
+  struct record record;
 
-  (void) tier;
-  while (*pos + TIER_HEADER_BYTES <= fill) {
-    if (!object_check (bytes + *pos, fill - *pos, &h)) {
-      /* Padding (or an unreadable object): objects resume on a block. */
+  while (*pos < fill) {
+    uint64_t offset = segment * TIER_SEGMENT_BYTES + *pos;
+    if (record_read (&tier->format, bytes + *pos, fill - *pos, offset, NULL,
+                     &record) != RECORD_OK) {
+      /* Padding, a failed batch's leftovers or an unreadable record:
+       * records resume on a block.
+       */
       *pos = round_up (*pos + 1, TIER_BLOCK_BYTES);
       continue;
     }
     *object = (struct tier_object) {
-      .offset = segment * TIER_SEGMENT_BYTES + *pos,
-      .cookie = h.cookie, .length = h.length,
-      .payload = bytes + *pos + TIER_HEADER_BYTES,
+      .offset = offset, .cookie = record.cookie, .length = record.length,
+      .payload = record.payload,
     };
-    *pos += tier_object_bytes (h.length);
+    *pos += record_bytes (&tier->format, record.length);
     return true;
   }
   return false;
@@ -684,8 +663,13 @@ tier_stats (struct tier *tier, struct tier_stats *s)
   pthread_mutex_unlock (&tier->lock);
   s->bytes_written = atomic_load_explicit (&tier->bytes_written, memory_order_relaxed);
   s->batches = atomic_load_explicit (&tier->batches, memory_order_relaxed);
-  s->submissions = atomic_load_explicit (&tier->submissions, memory_order_relaxed);
+  struct ring_counts ring;
+  ring_counts (&tier->ring, &ring);
+  s->submissions = ring.submissions;
+  s->ring_retries = ring.retries;
+  s->ring_resets = ring.resets;
   s->io_errors = atomic_load_explicit (&tier->io_errors, memory_order_relaxed);
   s->enospc_errors = atomic_load_explicit (&tier->enospc_errors, memory_order_relaxed);
   s->checksum_errors = atomic_load_explicit (&tier->checksum_errors, memory_order_relaxed);
+  s->stale_records = atomic_load_explicit (&tier->stale_records, memory_order_relaxed);
 }

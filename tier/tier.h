@@ -3,24 +3,30 @@
  * The tier keeps opaque objects (up to 4096 bytes, each tagged with a
  * 32-bit owner cookie) in a file or block device opened O_DIRECT, so the
  * page cache never holds a second copy.  It knows segments, blocks,
- * io_uring and checksums; it knows nothing of slots or pages: the store
- * decides what goes out and keeps the offsets.
+ * io_uring, seals and checksums; it knows nothing of slots or pages: the
+ * store decides what goes out and keeps the offsets.
+ *
+ *   tier.c     segments and space, batches, reads (this header)
+ *   ring.c     the io_uring ring: a batch's writes, recovery from errors
+ *   record.c   an object's bytes on disk: head, seal or checksum
+ *   seal.c     AES-256-GCM under a key that exists only in locked memory
+ *   io-ops.c   the system calls, as a table; io-fault.c a test's faults
  *
  * On-disk format (a log, no superblock: the store's slot table is the
- * only index, and a restarted daemon starts from an empty device):
+ * only index, and a restarted daemon starts from an empty device, with a
+ * new key and run id, so it can read nothing of the old run):
  *
  *   file   = segments of TIER_SEGMENT_BYTES (1 MiB), filled sequentially
- *   object = header (16 bytes) + payload, padded to 16 bytes
- *   header = crc32c (of the rest of the header and the payload),
- *            cookie, length, magic, zero
+ *   object = a record (record.h): sealed (backing-encrypt=yes, the
+ *            default) or plain with a crc32c, padded to 16 bytes
  *
  * An object never straddles more than two 4 KiB blocks (the writer skips
  * to the next block when it would), so reading one back is ONE aligned
  * O_DIRECT read of one or two blocks; a torn or corrupted object fails its
- * checksum and the reader gets -EIO, never wrong data.  Each batch ends on
- * a block boundary (the tail is padding) so a block is never rewritten
- * while readers may be reading it; at 64 pages per batch that costs about
- * 32 bytes per page.
+ * tag or checksum and the reader gets -EIO, never wrong data.  Each batch
+ * ends on a block boundary (the tail is padding) so a block is never
+ * rewritten while readers may be reading it; at 64 pages per batch that
+ * costs about 32 bytes per page.
  *
  * Space: every segment counts its live bytes; tier_free() makes an
  * object's bytes dead, and a full segment whose live count reaches zero is
@@ -44,9 +50,9 @@
  * Lock order: tier->lock is a leaf: it is taken under the store's slot
  * locks (tier_free) and nothing is taken under it.
  *
- * Test only: CSWAP_TIER_FAULT=eio:PERCENT in the environment when the tier
- * is opened makes that share of batch writes fail with EIO (nothing is
- * written), to exercise the error paths.
+ * Test only: CSWAP_TIER_FAULT in the environment when the tier is opened
+ * puts faults between the tier and the kernel (io-fault.h): failed, short
+ * and interrupted writes, submits and reads.
  */
 #ifndef CSWAP_TIER_H
 #define CSWAP_TIER_H
@@ -57,7 +63,6 @@
 
 #define TIER_BLOCK_BYTES 4096u
 #define TIER_SEGMENT_BYTES (1024u * 1024u)
-#define TIER_HEADER_BYTES 16u
 #define TIER_OFFSET_UNIT 16u    /* objects start on 16-byte boundaries */
 #define TIER_MAX_OBJECT_BYTES 4096u
 #define TIER_MAX_RUNS 8         /* disk runs (SQEs) per batch */
@@ -67,6 +72,7 @@ struct tier_config {
   const char *path;
   uint64_t size_bytes;          /* 0: the device's or existing file's size */
   bool thin;                    /* regular file: no fallocate up front */
+  bool encrypt;                 /* seal records (record.h, seal.h) */
 };
 
 struct tier;
@@ -79,18 +85,16 @@ extern struct tier *tier_open (const struct tier_config *config,
 extern void tier_close (struct tier *tier);
 
 /* A batch of objects on their way to disk, in a preallocated aligned
- * buffer of CAPACITY objects.
+ * buffer of MAX_OBJECTS objects; the caller holds it, the tier fills it.
+ * Returns NULL when out of memory.
  */
-struct tier_batch {
-  unsigned char *buf;
-  size_t buf_bytes, used_bytes;
-  unsigned objects, max_objects;
-  unsigned runs;
-  struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
-  bool cleaning;                /* may take the cleaner's segments */
-};
-extern int tier_batch_init (struct tier_batch *batch, unsigned max_objects);
+struct tier_batch;
+extern struct tier_batch *tier_batch_create (unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
+/* Whether the batch is the cleaner's, which may take the segments kept
+ * for it (TIER_CLEANER_SEGMENTS).  A new batch is not.
+ */
+extern void tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning);
 
 /* Copies LENGTH bytes at DATA into BATCH and reserves their place on disk;
  * *OFFSET is where the object will live.  Returns 0, -E2BIG when the batch
@@ -100,8 +104,10 @@ extern int tier_batch_add (struct tier *tier, struct tier_batch *batch,
                            uint32_t cookie, const void *data, uint32_t length,
                            uint64_t *offset);
 /* Writes the batch with one io_uring submission (one SQE per contiguous
- * run) and waits for it.  Returns 0 or a negative errno; on failure the
- * caller must tier_free() every object of the batch.  Empties BATCH.
+ * run) and waits for it (ring.h).  Returns 0 when every byte of it is on
+ * disk, or a negative errno; either way none of its writes is still in
+ * flight.  On failure the caller must tier_free() every object of the
+ * batch.  Empties BATCH.
  */
 extern int tier_batch_submit (struct tier *tier, struct tier_batch *batch);
 
@@ -116,7 +122,8 @@ extern int tier_read (struct tier *tier, uint64_t offset, uint32_t length,
 
 /* Cleaning: a full segment with less than LIVE_PERCENT live bytes, the
  * emptiest, or -1.  Then read it whole (BUF: TIER_SEGMENT_BYTES, aligned)
- * and walk its valid objects with tier_segment_next().
+ * and walk its valid objects with tier_segment_next(), which decrypts
+ * them in place in BUF.
  */
 extern int64_t tier_pick_victim (struct tier *tier, unsigned live_percent);
 extern int tier_read_segment (struct tier *tier, uint64_t segment, void *buf,
@@ -130,7 +137,7 @@ struct tier_object {
  * checksum, advancing *POS past it; false at the end.
  */
 extern bool tier_segment_next (struct tier *tier, uint64_t segment,
-                               const void *buf, size_t fill, size_t *pos,
+                               void *buf, size_t fill, size_t *pos,
                                struct tier_object *object);
 
 /* Free segments a batch could start now: those with blocks, and while
@@ -144,16 +151,12 @@ struct tier_stats {
   uint64_t live_bytes;          /* headers and payloads still referenced */
   uint64_t bytes_written;
   uint64_t batches, submissions;
-  uint64_t io_errors, enospc_errors, checksum_errors;
+  uint64_t ring_retries;        /* io_uring calls again after EINTR/EAGAIN */
+  uint64_t ring_resets;         /* rings made afresh after a failed batch */
+  uint64_t io_errors, enospc_errors;
+  uint64_t checksum_errors;     /* records whose crc32c or tag failed */
+  uint64_t stale_records;       /* records read from before the tier opened */
 };
 extern void tier_stats (struct tier *tier, struct tier_stats *stats);
-
-/* Bytes an object of LENGTH payload bytes takes on disk. */
-static inline uint32_t
-tier_object_bytes (uint32_t length)
-{
-  return (TIER_HEADER_BYTES + length + TIER_OFFSET_UNIT - 1)
-    & ~(TIER_OFFSET_UNIT - 1);
-}
 
 #endif /* CSWAP_TIER_H */

@@ -1,12 +1,15 @@
 /* cswap: control/ — every command through control_execute() against a real
  * store: the replies are valid JSON with the documented members, the
  * numbers match what was written, compact frees a fragmented pool, set and
- * get round-trip, and bad input of every kind gets an error reply and
- * changes nothing.
+ * get round-trip, bad input of every kind gets an error reply and
+ * changes nothing, and a writeback stopped by a full backing file still
+ * reports what it wrote.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -384,6 +387,53 @@ test_bad_input (void)
   free (line);
 }
 
+/* A writeback that a full backing file stops reports what it did write,
+ * in its error reply's members and in its message.
+ */
+static void
+test_writeback_stopped (void)
+{
+  struct store *saved_store = store;
+  struct control *saved_control = control;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct store_stats stats;
+  char path[64];
+
+  snprintf (path, sizeof path, "/var/tmp/cswap-test-command.%d", (int) getpid ());
+  struct store_config config = {
+    .size_bytes = DEVICE_BYTES,
+    .codec = { CODEC_ZSTD, codec_default_level (CODEC_ZSTD) },
+    .backing_path = path,
+    .backing_size_bytes = 4 << 20,      /* far less than the pages */
+  };
+  store = store_create (&config);
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  control = control_create (store);
+  if (control == NULL)
+    tap_bail_out ("control_create: %m");
+  for (uint64_t p = 0; p < DEVICE_BYTES / CSWAP_PAGE_SIZE; p++) {
+    make_page (page, p + 1000);
+    write_page (p, page);
+  }
+  json_object *o = execute ("writeback");
+  store_stats (store, &stats);
+  ok (is_error (o, "writeback stopped after") && get_uint (o, "batches") > 0
+      && get_uint (o, "pages_written") == stats.tiered_pages
+      && stats.tiered_pages > 0,
+      "writeback stopped by a full file: its error reply still says it "
+      "wrote %llu pages in %llu batches (%llu on disk)",
+      (unsigned long long) get_uint (o, "pages_written"),
+      (unsigned long long) get_uint (o, "batches"),
+      (unsigned long long) stats.tiered_pages);
+  json_object_put (o);
+  control_destroy (control);
+  store_destroy (store);
+  unlink (path);
+  store = saved_store;
+  control = saved_control;
+}
+
 int
 main (void)
 {
@@ -406,6 +456,7 @@ main (void)
   test_settings ();
   test_metrics ();
   test_bad_input ();
+  test_writeback_stopped ();
 
   control_destroy (control);
   store_destroy (store);

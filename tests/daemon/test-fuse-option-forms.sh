@@ -47,8 +47,9 @@ not_mounted () {
   ! grep -qs " $mnt fuse" /proc/mounts
 }
 
+lib=$(cd "$(dirname "$0")/../lib" && pwd)
 option_dir=$work
-source "$(dirname "$0")/../lib/option-values.sh"
+source "$lib/option-values.sh"
 plugin=$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so
 # What an option needs beside it to be valid at all.
 declare -A companion=([backing]=backing-size=64M)
@@ -57,7 +58,9 @@ declare -A companion=([backing]=backing-size=64M)
 # directory, stopping at once; sets $stray and the exit status.
 run_nbdkit () {
   rm -rf "${cwd:?}"/* "${cwd:?}"/.[!.]* "$work/backing" 2>/dev/null
-  (cd "$cwd" && timeout 30 nbdkit -U - --run true "$plugin" size=64M ctl=none "$@") \
+  # In a sanitizer build, nbdkit needs the plugin's runtimes preloaded.
+  (cd "$cwd" && source "$lib/sanitizer-env.sh" \
+     && timeout 30 nbdkit -U - --run true "$plugin" size=64M ctl=none "$@") \
     >"$work/log" 2>&1
   local status=$?
   stray=$(ls -A "$cwd")

@@ -10,7 +10,7 @@
 declare -A good=(
   [size]=1G [codec]=lz4 [level]=3 [pool-limit]=25% [huge-threshold]=3000
   [max-zspage-pages]=4 [backing]=$option_dir/backing [backing-size]=64M
-  [backing-prealloc]=no [accept-threshold]=80 [writeback-batch]=32
+  [backing-prealloc]=no [backing-encrypt]=no [accept-threshold]=80 [writeback-batch]=32
   [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
   [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
@@ -21,6 +21,7 @@ declare -A bad=(
   [size]="3|multiple of 4096" [codec]="lzo|unknown codec" [level]="x|"
   [pool-limit]="200%|" [huge-threshold]="0|" [max-zspage-pages]="17|"
   [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
+  [backing-encrypt]="perhaps|yes or no"
   [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
   [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
   [lock-memory]="maybe|yes or no" [compact]="sometimes|auto or off"

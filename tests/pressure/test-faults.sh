@@ -3,7 +3,8 @@
 # cswap-fuse -> loop while the daemon's writeback or control plane fails.
 # One scenario per run:
 #   eio        the backing file fails 30% of batch writes with EIO
-#              (CSWAP_TIER_FAULT=eio:30, a test-only hook of tier/tier.c);
+#              (CSWAP_TIER_FAULT=eio:30, the test-only fault layer
+#              tier/io-fault.c);
 #   enospc     a thin backing file (backing-prealloc=no) on a 40 MiB ext4
 #              image that fills up: its batches fail with ENOSPC;
 #   pool-full  a pool limit and a backing file that are both too small for

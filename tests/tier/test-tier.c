@@ -5,7 +5,15 @@
  *                        writeback, compaction and the background writer
  *                        running; trims free backing space; injected EIO
  *                        (CSWAP_TIER_FAULT) leaves pages in memory; a
- *                        corrupted block reads as -EIO, never wrong data
+ *                        corrupted block reads as -EIO, never wrong data;
+ *                        a file cut short too, counted as an I/O error; a
+ *                        small file fills up and is cleaned while reads
+ *                        are interrupted
+ *   test-tier ring-faults
+ *                        the model again under each of the faults that
+ *                        io-fault.h injects between the tier and the
+ *                        kernel, one kind at a time: nothing read wrong,
+ *                        nothing lost, nothing left on disk after a trim
  *   test-tier full PATH  PATH on a small filesystem that fills up (a thin
  *                        backing file): writeback fails with ENOSPC, pages
  *                        stay in memory, nothing is lost; after trims the
@@ -23,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io-fault.h"
 #include "page.h"
 #include "pagefile.h"
 #include "store.h"
@@ -95,7 +104,21 @@ struct worker {
   unsigned long ops;
   uint64_t seed;
   unsigned long mismatches, errors;
+  unsigned long refused;        /* writes refused for want of room */
 };
+
+/* A failed write keeps the page as it was: only ENOSPC (no room in the
+ * pool, and writeback could not make any) is a refusal; anything else is
+ * an error.
+ */
+static void
+count_write_failure (struct worker *w, int r)
+{
+  if (r == -ENOSPC)
+    w->refused++;
+  else
+    w->errors++;
+}
 
 static void *
 random_ops (void *opaque)
@@ -111,19 +134,21 @@ random_ops (void *opaque)
 
     if (op < 9) {
       make_page (&w->seed, page);
-      if (store_write (w->store, page, CSWAP_PAGE_SIZE, offset) == 0)
+      int r = store_write (w->store, page, CSWAP_PAGE_SIZE, offset);
+      if (r == 0)
         memcpy (model, page, CSWAP_PAGE_SIZE);
       else
-        w->errors++;
+        count_write_failure (w, r);
     }
     else if (op < 10) {         /* partial: read-modify-write of a tiered page */
       unsigned at = rand64 (&w->seed) % CSWAP_PAGE_SIZE;
       unsigned len = 1 + rand64 (&w->seed) % (CSWAP_PAGE_SIZE - at);
       make_page (&w->seed, page);
-      if (store_write (w->store, page, len, offset + at) == 0)
+      int r = store_write (w->store, page, len, offset + at);
+      if (r == 0)
         memcpy (model + at, page, len);
       else
-        w->errors++;
+        count_write_failure (w, r);
     }
     else if (op < 11) {
       if (store_zero (w->store, CSWAP_PAGE_SIZE, offset) == 0)
@@ -209,7 +234,7 @@ test_model (unsigned long ops)
   run_workers (store, model, ops, w);
   for (unsigned t = 0; t < THREADS; t++) {
     mismatches += w[t].mismatches;
-    errors += w[t].errors;
+    errors += w[t].errors + w[t].refused;
   }
   store_stats (store, &s);
   diag ("written back %llu pages in %llu batches, %llu reads from disk, "
@@ -309,11 +334,112 @@ test_injected_eio (void)
   free (model);
 }
 
+/* Faults between the tier and the kernel (io-fault.h), one kind at a
+ * time: under the model's load, with pages going to disk and coming back
+ * all the while, every read returns what was last written, and in the
+ * end every page reads back and trimming frees every byte on disk: a
+ * failed, short or half-submitted batch never had its pages declared
+ * written, and never wrote over another batch's.
+ */
+static void
+test_ring_fault (const char *spec, enum io_fault_kind kind, unsigned long ops)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  uint64_t before[IO_FAULT_KINDS], after[IO_FAULT_KINDS];
+  unsigned long mismatches = 0, errors = 0, refused = 0, verify_errors;
+  struct worker w[THREADS];
+  struct store_stats s;
+
+  io_fault_counts (before);
+  setenv ("CSWAP_TIER_FAULT", spec, 1);
+  struct store *store = make_store (POOL_LIMIT_BYTES, false, 24 << 20);
+  unsetenv ("CSWAP_TIER_FAULT");
+  store_start_background (store);
+  run_workers (store, model, ops, w);
+  for (unsigned t = 0; t < THREADS; t++) {
+    mismatches += w[t].mismatches;
+    errors += w[t].errors;
+    refused += w[t].refused;
+  }
+  /* Everything out, past the writer's back-off after failed batches. */
+  struct store_writeback_result r;
+  for (int i = 0; i < 20; i++) {
+    store_writeback (store, 0, 0, true, &r);
+    usleep (30000);
+  }
+  unsigned long bad = verify_all (store, model, &verify_errors);
+  io_fault_counts (after);
+  store_stats (store, &s);
+  diag ("%s: %llu faults; %llu pages written back in %llu batches, "
+        "%llu read back, %llu batches failed, %lu writes refused",
+        spec, (unsigned long long) (after[kind] - before[kind]),
+        (unsigned long long) s.written_back_pages,
+        (unsigned long long) s.writeback_batches,
+        (unsigned long long) s.written_back_reads,
+        (unsigned long long) s.backing_io_errors, refused);
+  ok (after[kind] > before[kind] && s.written_back_pages > 0
+      && s.written_back_reads > 0,
+      "%s: faults struck (%llu) while pages went to disk and came back",
+      spec, (unsigned long long) (after[kind] - before[kind]));
+  ok (mismatches == 0 && errors == 0,
+      "%s: %lu operations on %d threads, every read returned what was "
+      "last written (%lu mismatches, %lu errors)",
+      spec, ops * THREADS, THREADS, mismatches, errors);
+  ok (bad == 0 && verify_errors == 0,
+      "%s: no page lost: every page reads back (%lu wrong, %lu errors)",
+      spec, bad, verify_errors);
+  store_zero (store, (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE, 0);
+  store_stats (store, &s);
+  ok (s.backing_live_bytes == 0 && s.backing_used_bytes == 0,
+      "%s: after a trim of everything nothing is left on disk "
+      "(%llu live, %llu used bytes)", spec,
+      (unsigned long long) s.backing_live_bytes,
+      (unsigned long long) s.backing_used_bytes);
+  store_destroy (store);
+  free (model);
+}
+
+static void
+test_ring_faults (unsigned long ops)
+{
+  static const struct { const char *spec; enum io_fault_kind kind; } faults[] = {
+    { "short-submit:30", IO_FAULT_SHORT_SUBMIT },
+    { "eagain:20", IO_FAULT_EAGAIN },
+    { "eintr:20", IO_FAULT_EINTR },
+    { "write-fail:20", IO_FAULT_WRITE_FAIL },
+    { "short-write:20", IO_FAULT_SHORT_WRITE },
+    { "null-sqe:10", IO_FAULT_NULL_SQE },
+    { "eio:30", IO_FAULT_EIO },
+  };
+
+  for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++) {
+    test_ring_fault (faults[f].spec, faults[f].kind, ops);
+    unlink (backing_path);
+  }
+}
+
+/* Reads every page of a store whose backing file was damaged: -EIO
+ * counted in *EIO, anything else but the model's page in *WRONG.
+ */
+static void
+read_damaged (struct store *store, const unsigned char *model,
+              unsigned long *eio, unsigned long *wrong)
+{
+  unsigned char got[CSWAP_PAGE_SIZE];
+
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+    if (e == -EIO)
+      ++*eio;
+    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      ++*wrong;
+  }
+}
+
 static void
 test_checksum (void)
 {
   unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
-  unsigned char got[CSWAP_PAGE_SIZE];
   struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
   struct store_writeback_result r;
   struct store_stats s;
@@ -328,17 +454,95 @@ test_checksum (void)
       "corrupted 512 bytes of the backing file");
   fsync (fd);
   close (fd);
-  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
-    int e = store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
-    if (e == -EIO)
-      eio++;
-    else if (e || memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
-      wrong++;
-  }
+  read_damaged (store, model, &eio, &wrong);
   store_stats (store, &s);
   ok (eio > 0 && wrong == 0 && s.backing_checksum_errors >= eio,
       "corrupted pages read as -EIO (%lu, counted %llu), none as wrong data (%lu)",
       eio, (unsigned long long) s.backing_checksum_errors, wrong);
+  store_destroy (store);
+  free (model);
+}
+
+/* The file ends early (cut behind the store's back): a read that comes
+ * back short is an I/O error, not a checksum error, and never wrong data.
+ */
+static void
+test_short_read (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  struct store *store = fill_and_write_back (model, 0, false, 64 << 20);
+  struct store_writeback_result r;
+  struct store_stats before, after;
+  unsigned long eio = 0, wrong = 0;
+
+  store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &before);
+  ok (truncate (backing_path, 256 * 1024) == 0,
+      "the backing file cut to 256 KiB of the %llu bytes written",
+      (unsigned long long) before.written_back_bytes);
+  read_damaged (store, model, &eio, &wrong);
+  store_stats (store, &after);
+  uint64_t io_errors = after.backing_io_errors - before.backing_io_errors;
+  uint64_t checksum_errors = after.backing_checksum_errors
+    - before.backing_checksum_errors;
+  ok (eio > 0 && wrong == 0,
+      "pages past the end read as -EIO (%lu), none as wrong data (%lu)",
+      eio, wrong);
+  ok (io_errors >= eio && checksum_errors == 0,
+      "short reads count as I/O errors (%llu), not checksum errors (%llu)",
+      (unsigned long long) io_errors, (unsigned long long) checksum_errors);
+  store_destroy (store);
+  free (model);
+}
+
+/* A backing file of four segments fills up: the writeback that stopped
+ * on it reports every page it did write; then, with most pages trimmed,
+ * the cleaner makes room while most reads are interrupted (EINTR,
+ * io-fault.h), which it must read again, as page reads do.
+ */
+static void
+test_small_file (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  uint64_t faults_before[IO_FAULT_KINDS], faults_after[IO_FAULT_KINDS];
+  struct store_writeback_result r;
+  struct store_stats s;
+  unsigned long errors;
+
+  io_fault_counts (faults_before);
+  setenv ("CSWAP_TIER_FAULT", "read-eintr:80", 1);
+  struct store *store = fill_and_write_back (model, 0, false, 4 << 20);
+  unsetenv ("CSWAP_TIER_FAULT");
+  int e = store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &s);
+  ok (e == -ENOSPC && r.pages_written > 0 && r.pages_written == s.tiered_pages,
+      "a writeback stopped by a full file (%s) reports the %llu pages it "
+      "wrote (%llu on disk)", strerror (-e),
+      (unsigned long long) r.pages_written,
+      (unsigned long long) s.tiered_pages);
+
+  for (unsigned p = 0; p < DEVICE_PAGES; p++)
+    if (p % 8) {
+      store_zero (store, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+      memset (model + (size_t) p * CSWAP_PAGE_SIZE, 0, CSWAP_PAGE_SIZE);
+    }
+  for (int i = 0; i < 20 && s.compressed_pages + s.huge_pages > 0; i++) {
+    store_writeback (store, 0, 0, true, &r);
+    usleep (30000);
+    store_stats (store, &s);
+  }
+  io_fault_counts (faults_after);
+  ok (faults_after[IO_FAULT_READ_EINTR] > faults_before[IO_FAULT_READ_EINTR]
+      && s.segments_cleaned > 0 && s.compressed_pages + s.huge_pages == 0
+      && s.backing_io_errors == 0,
+      "the cleaner made room for every page (%llu segments) through %llu "
+      "interrupted reads, with no I/O error (%llu)",
+      (unsigned long long) s.segments_cleaned,
+      (unsigned long long) (faults_after[IO_FAULT_READ_EINTR]
+                            - faults_before[IO_FAULT_READ_EINTR]),
+      (unsigned long long) s.backing_io_errors);
+  ok (verify_all (store, model, &errors) == 0 && errors == 0,
+      "every page reads back");
   store_destroy (store);
   free (model);
 }
@@ -470,22 +674,30 @@ main (int argc, char *argv[])
 {
   const char *path = getenv ("CSWAP_CORPUS");
   const char *dir = getenv ("CSWAP_TIER_DIR");
+  const char *sanitize = getenv ("CSWAP_SANITIZE");
+  unsigned long ops = sanitize && strcmp (sanitize, "none") ? 4000 : 20000;
 
   if (path == NULL || pagefile_load (path, &corpus) == -1)
     tap_skip_all ("no corpus ($CSWAP_CORPUS)");
-  if (argc == 3 && strcmp (argv[1], "full") == 0) {
+  if (argc == 3 && strcmp (argv[1], "full") == 0)
     snprintf (backing_path, sizeof backing_path, "%s", argv[2]);
-    test_full_disk ();
-  }
-  else {
+  else
     snprintf (backing_path, sizeof backing_path, "%s/cswap-test-tier.%d",
               dir ? dir : "/var/tmp", (int) getpid ());
-    test_model (getenv ("CSWAP_SANITIZE") && strcmp (getenv ("CSWAP_SANITIZE"), "none")
-                ? 4000 : 20000);
+  if (argc == 3 && strcmp (argv[1], "full") == 0)
+    test_full_disk ();
+  else if (argc == 2 && strcmp (argv[1], "ring-faults") == 0)
+    test_ring_faults (ops);
+  else {
+    test_model (ops);
     unlink (backing_path);
     test_injected_eio ();
     unlink (backing_path);
     test_checksum ();
+    unlink (backing_path);
+    test_short_read ();
+    unlink (backing_path);
+    test_small_file ();
     unlink (backing_path);
     test_idle ();
     test_bad_backing ();

@@ -1,0 +1,160 @@
+/* cswap: the tier's on-disk record (see record.h for the layout).
+ *
+ * Lock order: no lock; the format is set at open, and its count is the
+ * batching caller's.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "crc32c.h"
+#include "record.h"
+
+#define MAGIC_PLAIN 0xc5a9u
+#define MAGIC_SEALED 0xc5abu
+#define RUN_ID_BYTES 4
+
+struct record_head {
+  uint16_t magic, length;
+  uint32_t cookie;
+};
+_Static_assert (sizeof (struct record_head) == RECORD_HEAD_BYTES, "head layout");
+_Static_assert (RECORD_PLAIN_HEADER_BYTES == RECORD_HEAD_BYTES + RUN_ID_BYTES + 4,
+                "plain: head, run id, crc32c");
+_Static_assert (SEAL_NONCE_BYTES == RUN_ID_BYTES + 8,
+                "sealed: the nonce is the run id and a 64-bit count");
+_Static_assert (RECORD_MAX_BYTES <= 2 * TIER_BLOCK_BYTES,
+                "a record fits in two blocks");
+
+int
+record_format_init (struct record_format *format, bool encrypt,
+                    const char **why)
+{
+  *format = (struct record_format) { 0 };
+  if (getrandom (&format->run_id, sizeof format->run_id, 0)
+      != sizeof format->run_id) {
+    *why = "backing file: no random numbers (getrandom)";
+    return -1;
+  }
+  if (encrypt && (format->seal = seal_create (why)) == NULL)
+    return -1;
+  return 0;
+}
+
+void
+record_format_destroy (struct record_format *format)
+{
+  seal_destroy (format->seal);
+  format->seal = NULL;
+}
+
+static uint32_t
+header_bytes (bool sealed)
+{
+  return sealed ? RECORD_SEALED_HEADER_BYTES : RECORD_PLAIN_HEADER_BYTES;
+}
+
+static uint32_t
+unpadded_bytes (bool sealed, uint32_t length)
+{
+  return header_bytes (sealed) + length + (sealed ? SEAL_TAG_BYTES : 0);
+}
+
+uint32_t
+record_bytes (const struct record_format *format, uint32_t length)
+{
+  return (unpadded_bytes (format->seal != NULL, length) + TIER_OFFSET_UNIT - 1)
+    / TIER_OFFSET_UNIT * TIER_OFFSET_UNIT;
+}
+
+/* Plain: the crc32c of the head and run id, the payload, the offset. */
+static uint32_t
+plain_crc (const unsigned char *record, uint32_t length, uint64_t disk_offset)
+{
+  uint32_t crc = crc32c (0, record, RECORD_HEAD_BYTES + RUN_ID_BYTES);
+  crc = crc32c (crc, record + RECORD_PLAIN_HEADER_BYTES, length);
+  return crc32c (crc, (const unsigned char *) &disk_offset, sizeof disk_offset);
+}
+
+/* Sealed: the additional data, the head and the offset. */
+static void
+sealed_ad (const unsigned char *record, uint64_t disk_offset,
+           unsigned char ad[RECORD_HEAD_BYTES + sizeof (uint64_t)])
+{
+  memcpy (ad, record, RECORD_HEAD_BYTES);
+  memcpy (ad + RECORD_HEAD_BYTES, &disk_offset, sizeof disk_offset);
+}
+
+bool
+record_write (struct record_format *format, unsigned char *out,
+              uint64_t disk_offset, uint32_t cookie, const void *payload,
+              uint32_t length)
+{
+  bool sealed = format->seal != NULL;
+  struct record_head head = {
+    .magic = sealed ? MAGIC_SEALED : MAGIC_PLAIN,
+    .length = length, .cookie = cookie,
+  };
+  uint32_t header = header_bytes (sealed);
+  uint32_t end = unpadded_bytes (sealed, length);
+
+  memcpy (out, &head, sizeof head);
+  memcpy (out + RECORD_HEAD_BYTES, &format->run_id, RUN_ID_BYTES);
+  if (sealed) {
+    unsigned char ad[RECORD_HEAD_BYTES + sizeof disk_offset];
+    uint64_t count = format->sealed++;
+    memcpy (out + RECORD_HEAD_BYTES + RUN_ID_BYTES, &count, sizeof count);
+    sealed_ad (out, disk_offset, ad);
+    if (!seal_record (format->seal, out + RECORD_HEAD_BYTES, ad, sizeof ad,
+                      payload, length, out + header, out + header + length))
+      return false;
+  }
+  else {
+    memcpy (out + header, payload, length);
+    uint32_t crc = plain_crc (out, length, disk_offset);
+    memcpy (out + RECORD_HEAD_BYTES + RUN_ID_BYTES, &crc, sizeof crc);
+  }
+  memset (out + end, 0, record_bytes (format, length) - end);
+  return true;
+}
+
+enum record_status
+record_read (const struct record_format *format, unsigned char *in,
+             size_t avail, uint64_t disk_offset, void *payload,
+             struct record *record)
+{
+  struct record_head head;
+  uint32_t run_id;
+
+  if (avail < RECORD_HEAD_BYTES + RUN_ID_BYTES)
+    return RECORD_NONE;
+  memcpy (&head, in, sizeof head);
+  bool sealed = head.magic == MAGIC_SEALED;
+  if ((!sealed && head.magic != MAGIC_PLAIN) || head.length == 0
+      || head.length > TIER_MAX_OBJECT_BYTES
+      || unpadded_bytes (sealed, head.length) > avail)
+    return RECORD_NONE;
+  memcpy (&run_id, in + RECORD_HEAD_BYTES, sizeof run_id);
+  /* The form is the tier's for its whole run: the other one is older. */
+  if (run_id != format->run_id || sealed != (format->seal != NULL))
+    return RECORD_STALE;
+
+  uint32_t header = header_bytes (sealed);
+  unsigned char *clear = payload ? payload : in + header;
+  *record = (struct record) { .cookie = head.cookie, .length = head.length,
+                              .payload = clear };
+  if (sealed) {
+    unsigned char ad[RECORD_HEAD_BYTES + sizeof disk_offset];
+    sealed_ad (in, disk_offset, ad);
+    return unseal_record (format->seal, in + RECORD_HEAD_BYTES, ad, sizeof ad,
+                          in + header, head.length, in + header + head.length,
+                          clear) ? RECORD_OK : RECORD_CORRUPT;
+  }
+  uint32_t crc;
+  memcpy (&crc, in + RECORD_HEAD_BYTES + RUN_ID_BYTES, sizeof crc);
+  if (crc != plain_crc (in, head.length, disk_offset))
+    return RECORD_CORRUPT;
+  if (payload)
+    memcpy (payload, in + header, head.length);
+  return RECORD_OK;
+}
