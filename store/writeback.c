@@ -345,15 +345,22 @@ clean_segment (struct writeback *wb, uint64_t segment)
   return r < 0 ? r : f < 0 ? f : 0;
 }
 
-/* Keeps a couple of segments free for new batches.  Mutex held. */
+/* Keeps a couple of segments free for new batches.  Mutex held.
+ * Progress is required: a pass that freed no segment ends the cleaning
+ * (the victim may hold a record no slot can be matched to, or writes may
+ * be failing), so that a writer waiting for room gets ENOSPC from the
+ * tier instead of waiting behind a cleaner that spins.
+ */
 static void
 clean_if_needed (struct writeback *wb)
 {
   struct tier *tier = wb->store->tier;
+  unsigned free_segments;
 
-  while (tier_free_segments (tier) < CLEAN_BELOW_FREE_SEGMENTS) {
+  while ((free_segments = tier_free_segments (tier)) < CLEAN_BELOW_FREE_SEGMENTS) {
     int64_t victim = tier_pick_victim (tier, CLEAN_LIVE_PERCENT);
-    if (victim < 0 || clean_segment (wb, victim) < 0)
+    if (victim < 0 || clean_segment (wb, victim) < 0
+        || tier_free_segments (tier) <= free_segments)
       return;
   }
 }
