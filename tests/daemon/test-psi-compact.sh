@@ -11,13 +11,15 @@
 #   3. 2.5 quiet seconds: nothing compacts.  If the machine's own
 #      pressure compacts the pool meanwhile, fragment it again; after three
 #      such tries the test cannot tell who caused what: skip.
-#   4. Four readers in a 16 MiB cgroup v1 memory group cycle through a
-#      22 MiB file on disk.  Each evicted page comes back within the
+#   4. Four readers in a 32 MiB cgroup v1 memory group cycle through a
+#      44 MiB file on disk.  Each evicted page comes back within the
 #      group's working set, so its refault counts as a memory stall, as
-#      does the group's reclaim: measured on a 2-core VM, 190-460 ms of
+#      does the group's reclaim: measured on a 2-core VM, 240-480 ms of
 #      "some" stall a second (the trigger wants 150 ms in 2 s); the
-#      trigger fired 0-2.5 s into the load.  One reader gave 40-120 ms a
-#      second: not enough to rely on.
+#      trigger fired 0-2.9 s into the load.  One reader gave 40-120 ms a
+#      second: not enough to rely on.  16 MiB and 22 MiB stalled as much
+#      but now and then OOM-killed a reader: with this disk's 8 MiB
+#      readahead, four readers can have 32 MiB on the way in.
 #   5. The load runs until pressure_compactions rises and for at least
 #      2 s (one trigger window, so that the stall measured is its own), at
 #      most 20 s.  Then the pool has nothing freeable left, pool_bytes
@@ -35,8 +37,8 @@ source "$(dirname "$0")/../lib/fuse-daemon.sh"
 
 psi=/proc/pressure/memory
 memcg_root=/sys/fs/cgroup/memory
-limit_mib=16
-file_mib=22
+limit_mib=32
+file_mib=44
 readers=4
 wait_s=20
 pages=1024
@@ -177,8 +179,8 @@ for _ in $(seq $readers); do
   reader_pids+=($!)
 done
 # At least one trigger window (2 s) of load, so that the stall measured
-# is the load's own: the trigger may fire sooner, on its first new stall,
-# when stall is left in its window from before.
+# is mostly the load's: the trigger may fire sooner, on its first new
+# stall, when stall is left in its window from before.
 fired_ms=
 while [ "$(now_ms)" -lt $((start_ms + wait_s * 1000)) ]; do
   if [ -z "$fired_ms" ] &&
@@ -196,9 +198,15 @@ rm -f "$thrash_file"
 wait "${reader_pids[@]}"
 stop_thrash
 echo "# load: PSI some +$(((some1 - some0) / 1000)) ms in $load_ms ms ($readers readers, ${file_mib} MiB file, ${limit_mib} MiB group, ${oom_kills:-no} readers OOM-killed)"
-# PSI is machine-wide; the group's own refaults say the load did thrash.
-check "the load thrashed: ${refaults:-no} working-set refaults in its group (≥ $((file_mib * 256)), one pass)" \
-  test "${refaults:-0}" -ge $((file_mib * 256))
+# PSI is machine-wide; the group's own refaults say the load did thrash
+# (pgpgin would not: readers racing on the same pages charge and uncharge
+# them, 120,000 times in 4 s for a file that fitted in the group).
+if [ -n "$refaults" ]; then
+  check "the load thrashed: $refaults working-set refaults in its group (≥ $((file_mib * 256)), one pass)" \
+    test "$refaults" -ge $((file_mib * 256))
+else
+  echo "# no workingset_refault_file in $cg/memory.stat (an older kernel): whether the load thrashed is not checked"
+fi
 check "and the machine stalled: PSI some rose by $(((some1 - some0) / 1000)) ms (≥ 150 wanted)" \
   test $((some1 - some0)) -ge 150000
 check "readers, cgroup and file are gone" test ! -e "$cg" -a ! -e "$thrash_file"
