@@ -21,12 +21,13 @@
 #      but now and then OOM-killed a reader: with this disk's 8 MiB
 #      readahead, four readers can have 32 MiB on the way in.
 #   5. The load runs until pressure_compactions rises and for at least
-#      2 s (one trigger window, so that the stall measured is its own), at
-#      most 20 s.  Then the pool has nothing freeable left, pool_bytes
+#      2 s (one trigger window, so that the stall measured is mostly its
+#      own), at most 20 s.  The group's working-set refaults show it
+#      thrashed; then the pool has nothing freeable left, pool_bytes
 #      fell, auto_compactions is still 0, and every page reads back.
 #
 # PSI is machine-wide, so the test runs alone (is_parallel: false) and
-# /proc/pressure/memory's totals before and after are logged.  Skips
+# /proc/pressure/memory's totals are logged.  Skips
 # without PSI, when the kernel refuses the daemon's trigger, without a
 # cgroup v1 memory controller, or when /var/tmp is not on a disk.
 # Leaves nothing: the EXIT trap kills the readers, removes the cgroup and
