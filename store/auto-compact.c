@@ -12,8 +12,10 @@
  *     at least AUTO_MIN_FREEABLE_PAGES, checked every second: this is what
  *     follows large trims;
  *   - when the kernel reports memory pressure (a PSI trigger on
- *     /proc/pressure/memory, some 150 ms of stall in 2 s) and anything at
- *     all can be freed.
+ *     /proc/pressure/memory, some 150 ms of stall in 2 s) and at least
+ *     PRESSURE_MIN_FREEABLE_PAGES can be freed: PSI is machine-wide, and
+ *     the floor keeps other groups' events from costing a pass for
+ *     nothing (tests/daemon/test-psi-compact.sh fires it for real).
  *
  * CPU is bounded: at most one compaction a second, one at a time (the
  * allocator's single flight), and each takes its locks in short steps.
