@@ -99,7 +99,7 @@ compact_now (struct auto_compact *a, bool pressure)
 {
   struct zs_compact_result result;
 
-  if (zs_compact (a->store->pool, &result) == -1)
+  if (store_compact (a->store, &result) < 0)
     return;                     /* another compaction is running */
   atomic_fetch_add_explicit (pressure ? &a->pressure_runs : &a->runs, 1,
                              memory_order_relaxed);

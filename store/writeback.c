@@ -394,7 +394,7 @@ pressure_batch (struct writeback *wb)
       && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
           || pool_used_bytes (store) >= pool_limit (store))) {
     struct zs_compact_result result;
-    zs_compact (store->pool, &result);
+    store_compact (store, &result);
     wb->batches_since_compact = 0;
   }
   return done.pages_written > 0 ? (int) done.pages_written : r;
@@ -457,7 +457,7 @@ relieve_pressure (struct writeback *wb)
   }
   pthread_mutex_lock (&wb->mutex);
   struct zs_compact_result result;
-  zs_compact (store->pool, &result);
+  store_compact (store, &result);
   wb->batches_since_compact = 0;
   pthread_mutex_unlock (&wb->mutex);
 }
