@@ -43,7 +43,7 @@ struct store {
   struct tier *tier;                    /* NULL: no backing file */
   struct writeback *writeback;          /* NULL: no backing file */
   struct deferred *deferred;            /* compression after the write */
-  struct auto_compact *auto_compact;    /* NULL: auto_compact_off */
+  struct auto_compact *auto_compact;    /* the compaction thread */
   struct store_counters count;
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];
   void (*compact_hook) (void *arg);     /* store_config's test seam */
@@ -111,13 +111,20 @@ extern bool deferred_reserve (struct deferred *d);
 extern void deferred_push (struct deferred *d, uint32_t slot);
 extern uint64_t deferred_queued_pages (struct deferred *d);
 
-/* auto-compact.c: the compaction policy's thread.  NULL-safe. */
+/* auto-compact.c: the compaction thread, made with every store;
+ * THRESHOLD_PERCENT 0 (auto-compaction off) leaves it only writeback's
+ * requests.  NULL-safe.
+ */
 extern struct auto_compact *auto_compact_create (struct store *store,
                                                  unsigned threshold_percent);
 extern void auto_compact_destroy (struct auto_compact *a);
 extern int auto_compact_start (struct auto_compact *a);
 extern void auto_compact_stop (struct auto_compact *a);
 extern void auto_compact_stats (struct auto_compact *a, struct store_stats *s);
+/* Asks the thread to compact soon, without waiting: false when it is not
+ * running (the caller then compacts itself).
+ */
+extern bool auto_compact_request (struct auto_compact *a);
 
 /* store.c: compresses the raw object of deferred slot I of CHUNK in its
  * place and clears SLOT_DEFERRED.  Called with the slot's lock held.

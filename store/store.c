@@ -15,8 +15,8 @@
  * writes, rare on a swap device, keep the lock across the read.
  *
  * When the pool is at its limit and there is a backing file, a write does
- * not go to disk ahead of colder pages: it drops its slot lock, makes room
- * by writing back a batch of cold pages (writeback.c), and retries.
+ * not go to disk ahead of colder pages: it drops its slot lock, waits for
+ * a batch of cold pages to go to disk (writeback.c), and retries.
  *
  * Lock order: writeback mutex -> slot stripe lock -> allocator class lock
  * -> allocator pool lock; the tier's lock is a leaf under the slot lock
@@ -152,12 +152,11 @@ store_create (const struct store_config *config)
   store->compact_hook = config->compact_hook;
   store->compact_hook_arg = config->compact_hook_arg;
   store->deferred = deferred_create (store);
-  if (!config->auto_compact_off)
-    store->auto_compact = auto_compact_create (
-      store, config->auto_compact_percent ? config->auto_compact_percent
-                                          : DEFAULT_AUTO_COMPACT_PERCENT);
-  if (store->deferred == NULL
-      || (!config->auto_compact_off && store->auto_compact == NULL)) {
+  store->auto_compact = auto_compact_create (
+    store, config->auto_compact_off ? 0
+    : config->auto_compact_percent ? config->auto_compact_percent
+    : DEFAULT_AUTO_COMPACT_PERCENT);
+  if (store->deferred == NULL || store->auto_compact == NULL) {
     snprintf (create_error, sizeof create_error, "out of memory");
     goto fail;
   }

@@ -46,7 +46,8 @@ struct store_config {
   unsigned idle_writeback_seconds;      /* 0: off */
   /* Automatic compaction (auto-compact.c): when what compaction could
    * free reaches this percent of the pool (0: 10), and under memory
-   * pressure.  Off: only store_compact() compacts.
+   * pressure.  Off: only store_compact() and writeback (after its
+   * batches) compact.
    */
   bool auto_compact_off;
   unsigned auto_compact_percent;

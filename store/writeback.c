@@ -19,13 +19,20 @@
  * and the bytes on disk are still the page's.
  *
  * Pool limit with hysteresis: a write that finds the pool at its limit
- * wakes the background writer, then makes room itself (or waits for the
- * batch in progress) by writing back colder pages before it installs its
- * own, so it never goes to disk ahead of them.  The background writer
- * keeps going until the pool is below the accept threshold.  Only when
- * the backing file is full too (or failing) does the write get ENOSPC.
- * Freeing objects leaves holes in zspages, so batches are followed by
- * compaction while the pool stays above the threshold.
+ * notes how many batches have completed, wakes the background writer and
+ * waits for one more batch to complete, then tries again: colder pages go
+ * to disk before it installs its own, so it never goes ahead of them.  It
+ * waits for a batch, never for a compaction, a whole sweep or the
+ * cleaner's loop: every batch, whoever wrote it, ends the wait of every
+ * writer who asked before it.  The background writer keeps going while
+ * writers wait or the pool is above the accept threshold.  Only when
+ * writeback cannot make room (the backing file full or failing, nothing
+ * left to write) does the write get ENOSPC.  Freeing objects leaves holes
+ * in zspages, so batches are followed by compaction while the pool stays
+ * above the threshold; the writer thread hands it to the compaction
+ * thread (auto-compact.c) and goes on writing.  Without the background
+ * threads, a write makes room itself: a batch, and compaction if the pool
+ * is still at its limit.
  *
  * Errors: a failed batch (EIO, ENOSPC from a thin file's filesystem)
  * leaves every page of it in memory; the writer backs off, 10 ms doubling
@@ -40,7 +47,8 @@
  * Lock order: writeback mutex (one batcher at a time: hand, batch,
  * pending list, cleaner buffer, backoff) -> slot stripe lock ->
  * { allocator locks | tier lock }.  The wake lock guards the thread's
- * start, stop and wake-ups, and is never held with another lock.
+ * start, stop, wake-ups and the count of completed batches; it is a leaf,
+ * taken under the writeback mutex when a batch completes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -95,8 +103,12 @@ struct writeback {
   _Atomic unsigned accept_percent, batch_pages, idle_seconds;
 
   pthread_mutex_t wake_lock;    /* guards the fields below */
-  pthread_cond_t wake;
+  pthread_cond_t wake;          /* the thread waits for work */
+  pthread_cond_t room;          /* writers wait for a batch */
   bool running, stop, kicked;
+  uint64_t batches_done;        /* batches completed, by anyone */
+  int room_verdict;             /* the last one's: 0, or -ENOSPC */
+  unsigned room_wanted;         /* writers waiting for a batch */
   pthread_t thread;
 };
 
@@ -275,6 +287,20 @@ in_backoff (struct writeback *wb)
 /* Submits the batch and settles every page of it.  Returns the pages that
  * left memory, or a negative errno when the batch failed.
  */
+/* A batch completed (R: its result): ends the wait of every writer who
+ * asked for room before it.  VERDICT -ENOSPC tells them writeback cannot
+ * make room.
+ */
+static void
+post_batch (struct writeback *wb, int verdict)
+{
+  pthread_mutex_lock (&wb->wake_lock);
+  wb->batches_done++;
+  wb->room_verdict = verdict;
+  pthread_cond_broadcast (&wb->room);
+  pthread_mutex_unlock (&wb->wake_lock);
+}
+
 static int
 flush (struct writeback *wb)
 {
@@ -282,6 +308,7 @@ flush (struct writeback *wb)
     return 0;
   int r = tier_batch_submit (wb->store->tier, wb->batch);
   unsigned moved = complete (wb, r);
+  post_batch (wb, r ? -ENOSPC : 0);
   if (r) {
     wb->backoff_ms = wb->backoff_ms ? wb->backoff_ms * 2 : BACKOFF_MIN_MS;
     if (wb->backoff_ms > BACKOFF_MAX_MS)
@@ -351,10 +378,16 @@ clean_if_needed (struct writeback *wb)
 {
   struct tier *tier = wb->store->tier;
 
-  while (tier_free_segments (tier) < CLEAN_BELOW_FREE_SEGMENTS) {
+  unsigned free_segments = tier_free_segments (tier);
+
+  while (free_segments < CLEAN_BELOW_FREE_SEGMENTS) {
     int64_t victim = tier_pick_victim (tier, CLEAN_LIVE_PERCENT);
     if (victim < 0 || clean_segment (wb, victim) < 0)
       return;
+    unsigned now = tier_free_segments (tier);
+    if (now <= free_segments)
+      return;                   /* no progress: cleaning more will not help */
+    free_segments = now;
   }
 }
 
@@ -375,10 +408,22 @@ run_batch (struct writeback *wb, const struct selection *sel, uint64_t *cursor,
   return r ? r : moved < 0 ? moved : 0;
 }
 
-/* Pressure: a CLOCK batch of cold pages, and compaction now and then so
- * that freed objects become free pool pages.  Mutex held.  Returns the
- * pages that left memory, or a negative errno when none did because of
- * an error.
+/* Compaction, so that freed objects become free pool pages: by the
+ * compaction thread when it runs, else here.  Mutex held.
+ */
+static void
+compact_pool (struct writeback *wb)
+{
+  struct zs_compact_result result;
+
+  if (!auto_compact_request (wb->store->auto_compact))
+    store_compact (wb->store, &result);
+  wb->batches_since_compact = 0;
+}
+
+/* Pressure: a CLOCK batch of cold pages, and compaction now and then.
+ * Mutex held.  Returns the pages that left memory, or a negative errno
+ * when none did because of an error.
  */
 static int
 pressure_batch (struct writeback *wb)
@@ -392,82 +437,125 @@ pressure_batch (struct writeback *wb)
 
   if (done.pages_written > 0
       && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
-          || pool_used_bytes (store) >= pool_limit (store))) {
-    struct zs_compact_result result;
-    store_compact (store, &result);
-    wb->batches_since_compact = 0;
-  }
+          || pool_used_bytes (store) >= pool_limit (store)))
+    compact_pool (wb);
   return done.pages_written > 0 ? (int) done.pages_written : r;
 }
 
-static void
-kick (struct writeback *wb)
+static bool
+has_room (struct store *store, unsigned needed_pages)
 {
-  pthread_mutex_lock (&wb->wake_lock);
-  if (wb->running && !wb->kicked) {
-    wb->kicked = true;
-    pthread_cond_signal (&wb->wake);
-  }
-  pthread_mutex_unlock (&wb->wake_lock);
+  uint64_t limit = pool_limit (store);
+
+  return limit == 0
+    || pool_used_bytes (store) + needed_pages * CSWAP_PAGE_SIZE <= limit;
+}
+
+/* No writer thread: the write makes room itself. */
+static int
+make_room_here (struct writeback *wb, unsigned needed_pages)
+{
+  int r = -ENOSPC;
+
+  pthread_mutex_lock (&wb->mutex);
+  if (has_room (wb->store, needed_pages)
+      || (!in_backoff (wb) && pressure_batch (wb) > 0))
+    r = 0;
+  pthread_mutex_unlock (&wb->mutex);
+  return r;
 }
 
 int
 writeback_make_room (struct store *store, unsigned needed_pages)
 {
   struct writeback *wb = store->writeback;
-  int r = -ENOSPC;
 
   counter_add (&store->count.writes_waited, 1);
-  kick (wb);
-  pthread_mutex_lock (&wb->mutex);
-  uint64_t limit = pool_limit (store);
-  if (limit == 0
-      || pool_used_bytes (store) + needed_pages * CSWAP_PAGE_SIZE <= limit)
-    r = 0;                      /* the batch we waited for made room */
-  else if (!in_backoff (wb) && pressure_batch (wb) > 0)
-    r = 0;
-  pthread_mutex_unlock (&wb->mutex);
+  if (has_room (store, needed_pages))
+    return 0;
+  pthread_mutex_lock (&wb->wake_lock);
+  if (!wb->running || wb->stop) {
+    pthread_mutex_unlock (&wb->wake_lock);
+    return make_room_here (wb, needed_pages);
+  }
+  uint64_t asked_at = wb->batches_done;
+  wb->room_wanted++;
+  wb->kicked = true;
+  pthread_cond_signal (&wb->wake);
+  while (wb->batches_done == asked_at && !wb->stop)
+    pthread_cond_wait (&wb->room, &wb->wake_lock);
+  /* Stopped before a batch: try again, and make room here next time. */
+  int r = wb->batches_done != asked_at ? wb->room_verdict : 0;
+  wb->room_wanted--;
+  pthread_mutex_unlock (&wb->wake_lock);
   return r;
 }
 
-/* Background: from the limit down to the accept threshold. */
+/* Whether writers wait for a batch, and whether the thread should stop. */
+static bool
+writers_waiting (struct writeback *wb, bool *stop)
+{
+  pthread_mutex_lock (&wb->wake_lock);
+  bool waiting = wb->room_wanted > 0;
+  *stop = wb->stop;
+  pthread_mutex_unlock (&wb->wake_lock);
+  return waiting;
+}
+
+/* Background: batches while writers wait for room, and from the limit
+ * down to the accept threshold.
+ */
 static void
 relieve_pressure (struct writeback *wb)
 {
   struct store *store = wb->store;
+  bool stop, waiting = writers_waiting (wb, &stop);
   uint64_t limit = pool_limit (store);
 
-  if (limit == 0 || pool_used_bytes (store) + CSWAP_PAGE_SIZE < limit)
+  if (!waiting
+      && (limit == 0 || pool_used_bytes (store) + CSWAP_PAGE_SIZE < limit))
     return;
-  /* The limit may be lifted (set to 0: no limit) meanwhile: then there
-   * is no threshold to reach, and nothing more to write.
-   */
-  while (pool_limit (store) != 0
-         && pool_used_bytes (store) >= pool_threshold_bytes (store)) {
+  while (!stop) {
+    /* The limit may be lifted (set to 0: no limit) meanwhile: then there
+     * is no threshold to reach, and no writer needs room.
+     */
+    if (pool_limit (store) == 0) {
+      if (waiting)
+        post_batch (wb, 0);
+      break;
+    }
+    if (!waiting && pool_used_bytes (store) < pool_threshold_bytes (store))
+      break;
     pthread_mutex_lock (&wb->mutex);
     int moved = in_backoff (wb) ? -EAGAIN : pressure_batch (wb);
     pthread_mutex_unlock (&wb->mutex);
-    if (moved <= 0)
+    waiting = writers_waiting (wb, &stop);
+    if (moved <= 0) {
+      if (waiting)
+        post_batch (wb, -ENOSPC);       /* nothing written, or cannot be */
       break;
-    pthread_mutex_lock (&wb->wake_lock);
-    bool stop = wb->stop;
-    pthread_mutex_unlock (&wb->wake_lock);
-    if (stop)
-      break;
+    }
   }
   pthread_mutex_lock (&wb->mutex);
-  struct zs_compact_result result;
-  store_compact (store, &result);
-  wb->batches_since_compact = 0;
+  compact_pool (wb);
   pthread_mutex_unlock (&wb->mutex);
 }
 
-/* Advances the idle age of every page in memory. */
+/* Advances the idle age of every page in memory, serving writers that
+ * wait for room between chunks.
+ */
 static void
-age_sweep (struct store *store)
+age_sweep (struct writeback *wb)
 {
+  struct store *store = wb->store;
+
   for (uint64_t slot = 0; slot < store->table.slots; slot += SLOTS_PER_CHUNK) {
     struct slot_chunk *chunk = slot_chunk (&store->table, slot);
+    bool stop;
+    if (writers_waiting (wb, &stop))
+      relieve_pressure (wb);
+    if (stop)
+      return;
     if (chunk == NULL)
       continue;
     for (unsigned i = 0; i < SLOTS_PER_CHUNK && slot + i < store->table.slots; i++) {
@@ -511,7 +599,6 @@ static void *
 writer_thread (void *opaque)
 {
   struct writeback *wb = opaque;
-  struct store *store = wb->store;
   uint64_t next_age_ns = monotonic_ns () + age_period_s (wb) * 1000000000ull;
 
   /* The writer frees memory for the kernel's reclaim: let it dip into the
@@ -535,7 +622,7 @@ writer_thread (void *opaque)
 
     relieve_pressure (wb);
     if (monotonic_ns () >= next_age_ns) {
-      age_sweep (store);
+      age_sweep (wb);
       if (atomic_load_explicit (&wb->idle_seconds, memory_order_relaxed)) {
         struct selection sel = { .pick = PICK_IDLE, .min_age = SLOT_AGE_MAX };
         struct store_writeback_result result;
@@ -573,6 +660,7 @@ writeback_create (struct store *store, const struct store_config *config)
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
   pthread_cond_init (&wb->wake, &attr);
   pthread_condattr_destroy (&attr);
+  pthread_cond_init (&wb->room, NULL);
   atomic_init (&wb->accept_percent, config->accept_threshold_percent
                ? config->accept_threshold_percent : DEFAULT_ACCEPT_PERCENT);
   atomic_init (&wb->batch_pages, config->writeback_batch_pages
@@ -598,6 +686,7 @@ writeback_destroy (struct writeback *wb)
   tier_batch_destroy (wb->batch);
   free (wb->segment_buf);
   pthread_cond_destroy (&wb->wake);
+  pthread_cond_destroy (&wb->room);
   pthread_mutex_destroy (&wb->wake_lock);
   pthread_mutex_destroy (&wb->mutex);
   free (wb);
@@ -629,6 +718,7 @@ writeback_stop (struct writeback *wb)
   bool running = wb->running;
   wb->stop = true;
   pthread_cond_signal (&wb->wake);
+  pthread_cond_broadcast (&wb->room);
   pthread_mutex_unlock (&wb->wake_lock);
   if (running)
     pthread_join (wb->thread, NULL);
