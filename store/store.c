@@ -263,13 +263,6 @@ store_get_codec (struct store *store, struct codec_config *codec)
   *codec = current_codec (store);
 }
 
-void
-store_set_pool_limit (struct store *store, uint64_t bytes)
-{
-  atomic_store_explicit (&store->pool_limit_bytes, bytes, memory_order_relaxed);
-  zs_pool_set_page_limit (store->pool, bytes / CSWAP_PAGE_SIZE);
-}
-
 /* Decides how PAGE is kept: same-filled, compressed, or raw.  No lock. */
 static void
 prepare_page (struct store *store, const void *page, struct prepared_page *p)
@@ -300,14 +293,10 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
 static bool
 prepare_deferred (struct store *store, const void *page, struct prepared_page *p)
 {
-  uint64_t limit = atomic_load_explicit (&store->pool_limit_bytes,
-                                         memory_order_relaxed);
-
   /* Near a pool limit, pages go in compressed: raw ones would take the
    * room the limit leaves and could not be written back meanwhile.
    */
-  if (limit && zs_pool_pages_used (store->pool) * CSWAP_PAGE_SIZE
-               + 2 * DEFERRED_QUEUE_PAGES * CSWAP_PAGE_SIZE > limit)
+  if (!pool_has_room (store, 2 * DEFERRED_QUEUE_PAGES))
     return false;
   if (page_is_same_filled (page, &p->same_value)
       || !deferred_reserve (store->deferred))
@@ -500,7 +489,7 @@ finish_tiered_read (struct store *store, struct slot_chunk *chunk, unsigned i,
 
   counter_add (&store->count.written_back_reads, 1);
   chunk->flags[i] = flags;
-  if (!writeback_may_promote (store, length))
+  if (!pool_may_promote (store, length))
     return decode_page (store, slot_flags_codec (flags), object, length, page);
   zs_handle handle = zs_malloc (store->pool, length, slot);
   if (handle != ZS_HANDLE_NONE) {
@@ -800,8 +789,7 @@ store_stats (struct store *store, struct store_stats *s)
     .pool_bytes = pool.pages_used * CSWAP_PAGE_SIZE,
     .metadata_bytes = slot_table_bytes (&store->table) + pool.metadata_bytes
                       + sizeof *store,
-    .pool_limit_bytes = atomic_load_explicit (&store->pool_limit_bytes,
-                                              memory_order_relaxed),
+    .pool_limit_bytes = pool_limit_bytes (store),
     .reads = counter_get (&store->count.reads),
     .writes = counter_get (&store->count.writes),
     .trims = counter_get (&store->count.trims),
