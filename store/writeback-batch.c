@@ -74,12 +74,6 @@ complete (struct writeback *wb, int r)
       count_slot (store, chunk->flags[i], chunk->word[i], +1);
       moved++;
     }
-    else if (r == 0 && (flags & SLOT_WRITEBACK)) {
-      /* The cleaner's: the page moves from one disk place to another. */
-      tier_free (store->tier, slot_word_tier_offset (word), p->length);
-      chunk->word[i] = slot_word_make_tiered (p->offset, p->length);
-      chunk->flags[i] = flags & ~SLOT_WRITEBACK;
-    }
     else {
       chunk->flags[i] = flags & ~SLOT_WRITEBACK;
       tier_free (store->tier, p->offset, p->length);

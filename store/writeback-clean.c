@@ -1,86 +1,93 @@
-/* cswap: writeback — the disk cleaner.
+/* cswap: writeback — the store's answers to the tier's cleaner.
  *
- * When fewer than two segments are free, the emptiest segment under 25%
- * live is read whole and its live objects (those whose slot still points
- * at them) are moved into the current batch, with the same
- * under-writeback check as pages from memory.  Its batches may take the
- * segment the tier keeps for them (TIER_CLEANER_SEGMENTS).  A segment
- * cleaned that frees none stops the loop: cleaning more would not help.
+ * The cleaner (tier/clean.c) moves live records out of mostly-dead
+ * segments; it asks the store, through tier_owner_ops, whether a record
+ * is still a slot's (the slot is tiered, at that offset and length) and
+ * tells it the record's new offset, which the slot takes only if it still
+ * points at the old one.  A slot touched meanwhile (read back into
+ * memory, rewritten, trimmed) no longer does, and the copy is freed.
  *
  * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock
- * -> tier lock.  A slot lock is dropped before a batch is flushed, which
- * takes slot locks itself.
+ * (the owner lock, one at a time) -> tier lock; the wake lock, a leaf,
+ * when a cleaning batch completes.
  */
 #include <errno.h>
 
 #include "writeback-internal.h"
 
-#define CLEAN_BELOW_FREE_SEGMENTS 2
-#define CLEAN_LIVE_PERCENT 25
-
-/* Moves the live objects of SEGMENT elsewhere on disk.  Called with the
- * writeback mutex held and the batch empty.
- */
-static int
-clean_segment (struct writeback *wb, uint64_t segment)
+static void
+owner_lock (void *owner, uint32_t cookie)
 {
-  struct store *store = wb->store;
-  struct tier_object object;
-  size_t fill, pos = 0;
-  unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-  int r = tier_read_segment (store->tier, segment, wb->segment_buf, &fill);
+  struct store *store = owner;
+  pthread_mutex_lock (slot_lock (&store->table, cookie));
+}
 
-  tier_batch_set_cleaning (wb->batch, true);
+static void
+owner_unlock (void *owner, uint32_t cookie)
+{
+  struct store *store = owner;
+  pthread_mutex_unlock (slot_lock (&store->table, cookie));
+}
 
-  while (r >= 0
-         && tier_segment_next (store->tier, segment, wb->segment_buf, fill,
-                               &pos, &object)) {
-    struct slot_chunk *chunk = object.cookie < store->table.slots
-      ? slot_chunk (&store->table, object.cookie) : NULL;
-    unsigned i = object.cookie % SLOTS_PER_CHUNK;
-    if (chunk == NULL)
-      continue;
-    if (wb->pending_count == max)
-      r = writeback_flush (wb);
-    pthread_mutex_t *lock = slot_lock (&store->table, object.cookie);
-    pthread_mutex_lock (lock);
-    for (int tries = 0; r >= 0 && tries < 2; tries++) {
-      if (slot_flags_type (chunk->flags[i]) != SLOT_TIERED
-          || chunk->word[i] != slot_word_make_tiered (object.offset,
-                                                      object.length))
-        break;                  /* dead: its slot moved on */
-      int a = writeback_batch_add (wb, object.cookie, chunk, i, object.payload,
-                         object.length);
-      if (a != -E2BIG) {
-        r = a;
-        break;
-      }
-      pthread_mutex_unlock (lock);      /* writeback_flush takes slot locks */
-      r = writeback_flush (wb);
-      pthread_mutex_lock (lock);
-    }
-    pthread_mutex_unlock (lock);
-  }
-  int f = writeback_flush (wb);
-  tier_batch_set_cleaning (wb->batch, false);
-  if (r >= 0 && f >= 0)
-    counter_add (&store->count.segments_cleaned, 1);
-  return r < 0 ? r : f < 0 ? f : 0;
+/* The chunk of slot COOKIE if it holds the record at OFFSET of LENGTH. */
+static struct slot_chunk *
+chunk_if_owned (struct store *store, uint32_t cookie, uint64_t offset,
+                uint32_t length)
+{
+  struct slot_chunk *chunk = cookie < store->table.slots
+    ? slot_chunk (&store->table, cookie) : NULL;
+  unsigned i = cookie % SLOTS_PER_CHUNK;
+
+  if (chunk == NULL || slot_flags_type (chunk->flags[i]) != SLOT_TIERED
+      || chunk->word[i] != slot_word_make_tiered (offset, length))
+    return NULL;
+  return chunk;
+}
+
+static bool
+owner_owns (void *owner, uint32_t cookie, uint64_t offset, uint32_t length)
+{
+  return chunk_if_owned (owner, cookie, offset, length) != NULL;
+}
+
+static bool
+owner_retarget (void *owner, uint32_t cookie, uint64_t from, uint64_t to,
+                uint32_t length)
+{
+  struct slot_chunk *chunk = chunk_if_owned (owner, cookie, from, length);
+
+  if (chunk == NULL)
+    return false;
+  chunk->word[cookie % SLOTS_PER_CHUNK] = slot_word_make_tiered (to, length);
+  return true;
+}
+
+static void
+owner_batch_done (void *owner, int r)
+{
+  struct store *store = owner;
+  writeback_post_batch (store->writeback, r ? -ENOSPC : 0);
+}
+
+static const struct tier_owner_ops owner_ops = {
+  .lock = owner_lock,
+  .unlock = owner_unlock,
+  .owns = owner_owns,
+  .retarget = owner_retarget,
+  .batch_done = owner_batch_done,
+};
+
+struct tier_cleaner *
+writeback_cleaner_create (struct store *store)
+{
+  return tier_cleaner_create (store->tier, &owner_ops, store,
+                              STORE_MAX_WRITEBACK_BATCH);
 }
 
 void
 writeback_clean (struct writeback *wb)
 {
-  struct tier *tier = wb->store->tier;
-  unsigned free_segments = tier_free_segments (tier);
+  int cleaned = tier_clean (wb->cleaner);
 
-  while (free_segments < CLEAN_BELOW_FREE_SEGMENTS) {
-    int64_t victim = tier_pick_victim (tier, CLEAN_LIVE_PERCENT);
-    if (victim < 0 || clean_segment (wb, victim) < 0)
-      return;
-    unsigned now = tier_free_segments (tier);
-    if (now <= free_segments)
-      return;                   /* no progress: cleaning more will not help */
-    free_segments = now;
-  }
+  counter_add (&wb->store->count.segments_cleaned, cleaned);
 }

@@ -4,13 +4,12 @@
  *                         how much, writers waiting for room, compaction
  *   writeback-select.c    which pages: CLOCK, idle ages, the age sweep
  *   writeback-batch.c     a batch: fill, submit, settle each page, backoff
- *   writeback-clean.c     the disk cleaner: live records of mostly-dead
- *                         segments into a new batch
+ *   writeback-clean.c     the store's answers to the tier's cleaner
  *   writeback-settings.c  batch size and idle-writeback settings
  *   pool-limit.c          the pool limit and its accept threshold
  *
  * Lock order: writeback mutex (one batcher at a time: hand, batch,
- * pending list, cleaner buffer, backoff) -> slot stripe lock ->
+ * pending list, cleaner, backoff) -> slot stripe lock ->
  * { allocator locks | tier lock }.  The wake lock guards the thread's
  * start, stop, wake-ups and the count of completed batches; it is a leaf,
  * taken under the writeback mutex when a batch completes.
@@ -30,7 +29,7 @@ struct selection {
   bool include_huge;
 };
 
-/* A page (or, from the cleaner, a disk object) in the batch in flight. */
+/* A page in the batch in flight. */
 struct pending {
   uint32_t slot, length;
   uint64_t offset;              /* where the batch puts it */
@@ -44,7 +43,7 @@ struct writeback {
   struct pending pending[STORE_MAX_WRITEBACK_BATCH];
   unsigned pending_count;
   uint64_t hand;                /* CLOCK */
-  void *segment_buf;            /* the cleaner's, TIER_SEGMENT_BYTES */
+  struct tier_cleaner *cleaner;
   uint64_t retry_after_ns;
   unsigned backoff_ms;
   unsigned batches_since_compact;
@@ -102,8 +101,10 @@ extern int writeback_run_batch (struct writeback *wb,
  */
 extern void writeback_post_batch (struct writeback *wb, int verdict);
 
-/* writeback-clean.c: keeps a couple of segments free for new batches.
- * Mutex held, the batch empty.
+/* writeback-clean.c: the tier's cleaner, with the store as its owner. */
+extern struct tier_cleaner *writeback_cleaner_create (struct store *store);
+/* Keeps a couple of segments free for new batches.  Mutex held, the
+ * batch empty.
  */
 extern void writeback_clean (struct writeback *wb);
 

@@ -256,11 +256,11 @@ writeback_create (struct store *store, const struct store_config *config)
   if (wb == NULL)
     return NULL;
   wb->store = store;
-  wb->segment_buf = aligned_alloc (TIER_BLOCK_BYTES, TIER_SEGMENT_BYTES);
+  wb->cleaner = writeback_cleaner_create (store);
   wb->batch = tier_batch_create (STORE_MAX_WRITEBACK_BATCH);
-  if (wb->segment_buf == NULL || wb->batch == NULL) {
+  if (wb->cleaner == NULL || wb->batch == NULL) {
     tier_batch_destroy (wb->batch);
-    free (wb->segment_buf);
+    tier_cleaner_destroy (wb->cleaner);
     free (wb);
     errno = ENOMEM;
     return NULL;
@@ -289,7 +289,7 @@ writeback_destroy (struct writeback *wb)
     return;
   writeback_stop (wb);
   tier_batch_destroy (wb->batch);
-  free (wb->segment_buf);
+  tier_cleaner_destroy (wb->cleaner);
   pthread_cond_destroy (&wb->wake);
   pthread_cond_destroy (&wb->room);
   pthread_mutex_destroy (&wb->wake_lock);
