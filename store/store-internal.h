@@ -65,6 +65,12 @@ counter_get (atomic_uint_fast64_t *counter)
   return atomic_load_explicit (counter, memory_order_relaxed);
 }
 
+/* The owner lock of slot SLOT (OPAQUE: the store) for the allocator's
+ * and the tier's owner callbacks.  store.c.
+ */
+extern void store_owner_lock (void *opaque, uint32_t slot);
+extern void store_owner_unlock (void *opaque, uint32_t slot);
+
 /* Counts (SIGN +1) or uncounts (-1) a slot's contents.  store.c. */
 extern void count_slot (struct store *store, uint8_t flags, uint64_t word,
                         int sign);

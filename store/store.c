@@ -61,16 +61,18 @@ current_codec (struct store *store)
                                  .level = (int16_t) (packed & 0xffff) };
 }
 
-/* Compaction's view of the owner: see zs_owner_ops in zsmalloc.h. */
-static void
-owner_lock (void *opaque, uint32_t slot)
+/* The owner's lock for compaction (zs_owner_ops in zsmalloc.h) and for
+ * the tier's cleaner (tier_owner_ops in tier.h): the slot's.
+ */
+void
+store_owner_lock (void *opaque, uint32_t slot)
 {
   struct store *store = opaque;
   pthread_mutex_lock (slot_lock (&store->table, slot));
 }
 
-static void
-owner_unlock (void *opaque, uint32_t slot)
+void
+store_owner_unlock (void *opaque, uint32_t slot)
 {
   struct store *store = opaque;
   pthread_mutex_unlock (slot_lock (&store->table, slot));
@@ -91,8 +93,8 @@ owner_retarget (void *opaque, uint32_t slot, zs_handle from, zs_handle to)
 }
 
 static const struct zs_owner_ops store_owner_ops = {
-  .lock = owner_lock,
-  .unlock = owner_unlock,
+  .lock = store_owner_lock,
+  .unlock = store_owner_unlock,
   .retarget = owner_retarget,
 };
 

@@ -15,20 +15,6 @@
 
 #include "writeback-internal.h"
 
-static void
-owner_lock (void *owner, uint32_t cookie)
-{
-  struct store *store = owner;
-  pthread_mutex_lock (slot_lock (&store->table, cookie));
-}
-
-static void
-owner_unlock (void *owner, uint32_t cookie)
-{
-  struct store *store = owner;
-  pthread_mutex_unlock (slot_lock (&store->table, cookie));
-}
-
 /* The chunk of slot COOKIE if it holds the record at OFFSET of LENGTH. */
 static struct slot_chunk *
 chunk_if_owned (struct store *store, uint32_t cookie, uint64_t offset,
@@ -70,8 +56,8 @@ owner_batch_done (void *owner, int r)
 }
 
 static const struct tier_owner_ops owner_ops = {
-  .lock = owner_lock,
-  .unlock = owner_unlock,
+  .lock = store_owner_lock,
+  .unlock = store_owner_unlock,
   .owns = owner_owns,
   .retarget = owner_retarget,
   .batch_done = owner_batch_done,

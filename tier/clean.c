@@ -63,7 +63,7 @@ tier_cleaner_create (struct tier *tier, const struct tier_owner_ops *ops,
     errno = ENOMEM;
     return NULL;
   }
-  tier_batch_set_cleaning (c->batch, true);
+  tier_batch_for_cleaner (c->batch);
   return c;
 }
 

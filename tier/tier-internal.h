@@ -7,10 +7,10 @@
 
 #include "tier.h"
 
-/* Whether the batch is the cleaner's, which may take the segments kept
- * for it (TIER_CLEANER_SEGMENTS).  A new batch is not.
+/* Makes the batch the cleaner's, which may take the segments kept for it
+ * (TIER_CLEANER_SEGMENTS).  A new batch is not.
  */
-extern void tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning);
+extern void tier_batch_for_cleaner (struct tier_batch *batch);
 
 /* Free segments a batch could start now: those with blocks, and while
  * the filesystem has not said it is full, those of a thin file without.

@@ -279,9 +279,9 @@ tier_batch_destroy (struct tier_batch *batch)
 }
 
 void
-tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning)
+tier_batch_for_cleaner (struct tier_batch *batch)
 {
-  batch->cleaning = cleaning;
+  batch->cleaning = true;
 }
 
 static unsigned
