@@ -15,15 +15,21 @@
  *     /proc/pressure/memory, some 150 ms of stall in 2 s) and at least
  *     PRESSURE_MIN_FREEABLE_PAGES can be freed: PSI is machine-wide, and
  *     the floor keeps other groups' events from costing a pass for
- *     nothing (tests/daemon/test-psi-compact.sh fires it for real).
+ *     nothing (tests/daemon/test-psi-compact.sh fires it for real);
+ *   - when writeback asks (auto_compact_request), after its batches freed
+ *     objects: the writeback thread then goes on writing batches, so a
+ *     write waiting for room never waits for a compaction.
  *
- * CPU is bounded: at most one compaction a second, one at a time (the
- * allocator's single flight), and each takes its locks in short steps.
- * Where PSI is missing or refuses the trigger, the timer alone runs.
+ * With auto-compaction off (threshold 0) the thread still serves
+ * writeback's requests, and nothing else.
+ *
+ * CPU is bounded: at most one compaction a second for the timer, one at a
+ * time (the allocator's single flight), and each takes its locks in short
+ * steps.  Where PSI is missing or refuses the trigger, the timer alone runs.
  *
  * Threads: this one thread; it takes no lock of the store's beyond what
  * zs_class_stats and zs_compact take.  Its own state is read by
- * store_stats through atomics.
+ * store_stats and auto_compact_request through atomics.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,10 +53,11 @@
 
 struct auto_compact {
   struct store *store;
-  unsigned threshold_percent;
+  unsigned threshold_percent;   /* 0: only writeback's requests */
   int stop_fd;                  /* an eventfd: written to stop the thread */
+  int request_fd;               /* an eventfd: writeback asks to compact */
   int psi_fd;                   /* -1: no PSI trigger, the timer alone */
-  bool running;
+  atomic_bool running;
   pthread_t thread;
   atomic_uint_fast64_t runs, pressure_runs, last_run_unix;
 };
@@ -66,8 +73,9 @@ auto_compact_create (struct store *store, unsigned threshold_percent)
   a->threshold_percent = threshold_percent;
   a->psi_fd = -1;
   a->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (a->stop_fd == -1) {
-    free (a);
+  a->request_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (a->stop_fd == -1 || a->request_fd == -1) {
+    auto_compact_destroy (a);
     return NULL;
   }
   return a;
@@ -79,7 +87,10 @@ auto_compact_destroy (struct auto_compact *a)
   if (a == NULL)
     return;
   auto_compact_stop (a);
-  close (a->stop_fd);
+  if (a->stop_fd != -1)
+    close (a->stop_fd);
+  if (a->request_fd != -1)
+    close (a->request_fd);
   free (a);
 }
 
@@ -96,15 +107,15 @@ pool_pages_freeable (struct zs_pool *pool)
   return freeable;
 }
 
+/* Compacts, counting the run in COUNTER (NULL: writeback's, uncounted). */
 static void
-compact_now (struct auto_compact *a, bool pressure)
+compact_now (struct auto_compact *a, atomic_uint_fast64_t *counter)
 {
   struct zs_compact_result result;
 
-  if (zs_compact (a->store->pool, &result) == -1)
+  if (store_compact (a->store, &result) < 0 || counter == NULL)
     return;                     /* another compaction is running */
-  atomic_fetch_add_explicit (pressure ? &a->pressure_runs : &a->runs, 1,
-                             memory_order_relaxed);
+  atomic_fetch_add_explicit (counter, 1, memory_order_relaxed);
   atomic_store_explicit (&a->last_run_unix, (uint64_t) time (NULL),
                          memory_order_relaxed);
 }
@@ -129,26 +140,32 @@ auto_compact_thread (void *opaque)
 {
   struct auto_compact *a = opaque;
   struct zs_pool *pool = a->store->pool;
-  struct pollfd fds[2] = {
+  struct pollfd fds[3] = {
     { .fd = a->stop_fd, .events = POLLIN },
+    { .fd = a->request_fd, .events = POLLIN },
     { .fd = a->psi_fd, .events = POLLPRI },
   };
+  uint64_t requests;
 
   for (;;) {
-    int n = poll (fds, a->psi_fd == -1 ? 1 : 2, AUTO_PERIOD_MS);
+    int n = poll (fds, a->psi_fd == -1 ? 2 : 3, AUTO_PERIOD_MS);
     if (n == -1 && errno != EINTR)
       break;
     if (fds[0].revents)
       break;
-    bool pressure = a->psi_fd != -1 && (fds[1].revents & POLLPRI);
-    if (fds[1].revents & (POLLERR | POLLHUP | POLLNVAL))
-      fds[1].fd = -1;           /* the trigger is gone: the timer goes on */
+    if (fds[1].revents && read (a->request_fd, &requests, sizeof requests) > 0)
+      compact_now (a, NULL);
+    if (a->threshold_percent == 0)
+      continue;                 /* off: writeback's requests only */
+    bool pressure = a->psi_fd != -1 && (fds[2].revents & POLLPRI);
+    if (fds[2].revents & (POLLERR | POLLHUP | POLLNVAL))
+      fds[2].fd = -1;           /* the trigger is gone: the timer goes on */
     uint64_t freeable = pool_pages_freeable (pool);
     uint64_t pages = zs_pool_pages_used (pool);
     if (pressure ? freeable >= PRESSURE_MIN_FREEABLE_PAGES
         : freeable >= AUTO_MIN_FREEABLE_PAGES
           && freeable * 100 >= pages * a->threshold_percent)
-      compact_now (a, pressure);
+      compact_now (a, pressure ? &a->pressure_runs : &a->runs);
   }
   return NULL;
 }
@@ -158,7 +175,8 @@ auto_compact_start (struct auto_compact *a)
 {
   if (a == NULL || a->running)
     return 0;
-  a->psi_fd = open_psi_trigger ();
+  if (a->threshold_percent)
+    a->psi_fd = open_psi_trigger ();
   int r = -pthread_create (&a->thread, NULL, auto_compact_thread, a);
   if (r) {
     if (a->psi_fd != -1)
@@ -188,15 +206,27 @@ auto_compact_stop (struct auto_compact *a)
   a->running = false;
 }
 
+bool
+auto_compact_request (struct auto_compact *a)
+{
+  uint64_t one = 1;
+
+  if (!atomic_load (&a->running))
+    return false;
+  if (write (a->request_fd, &one, sizeof one) != sizeof one)
+    abort ();                   /* an eventfd write of 1 cannot fail */
+  return true;
+}
+
 void
 auto_compact_stats (struct auto_compact *a, struct store_stats *s)
 {
-  if (a == NULL)
+  if (a->threshold_percent == 0)
     return;
   s->auto_compactions = atomic_load_explicit (&a->runs, memory_order_relaxed);
   s->pressure_compactions = atomic_load_explicit (&a->pressure_runs,
                                                   memory_order_relaxed);
   s->last_auto_compaction_unix
     = atomic_load_explicit (&a->last_run_unix, memory_order_relaxed);
-  s->psi_trigger = a->running && a->psi_fd != -1;
+  s->psi_trigger = atomic_load (&a->running) && a->psi_fd != -1;
 }

@@ -1,11 +1,13 @@
-/* cswap: what the store's files share (store.c, writeback.c,
- * deferred.c, auto-compact.c) — the store itself.
+/* cswap: what the store's files share (store.c, pool-limit.c, the
+ * writeback files (writeback-internal.h), deferred.c, auto-compact.c) —
+ * the store itself.
  *
  * Lock order (all of them): writeback mutex -> slot stripe lock ->
  * { allocator class lock -> allocator pool lock | tier lock }.  Only one
  * slot lock is held at a time; the tier's lock is a leaf.  The writer's
- * wake lock (writeback.c) and the deferred queue's lock (deferred.c) are
- * never held with any other.
+ * wake lock (writeback-internal.h) is a leaf, taken under the writeback
+ * mutex when a batch completes; the deferred queue's lock (deferred.c)
+ * is never held with any other.
  */
 #ifndef CSWAP_STORE_INTERNAL_H
 #define CSWAP_STORE_INTERNAL_H
@@ -37,15 +39,18 @@ struct store {
   uint64_t size_bytes;
   uint32_t huge_threshold_bytes;
   _Atomic uint32_t codec_packed;        /* id << 16 | (uint16_t) level */
-  atomic_uint_fast64_t pool_limit_bytes;
+  atomic_uint_fast64_t pool_limit_bytes;        /* pool-limit.c */
+  _Atomic unsigned accept_percent;              /* pool-limit.c */
   struct slot_table table;
   struct zs_pool *pool;
   struct tier *tier;                    /* NULL: no backing file */
   struct writeback *writeback;          /* NULL: no backing file */
   struct deferred *deferred;            /* compression after the write */
-  struct auto_compact *auto_compact;    /* NULL: auto_compact_off */
+  struct auto_compact *auto_compact;    /* the compaction thread */
   struct store_counters count;
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];
+  void (*compact_hook) (void *arg);     /* store_config's test seam */
+  void *compact_hook_arg;
 };
 
 static inline void
@@ -60,15 +65,33 @@ counter_get (atomic_uint_fast64_t *counter)
   return atomic_load_explicit (counter, memory_order_relaxed);
 }
 
+/* The owner lock of slot SLOT (OPAQUE: the store) for the allocator's
+ * and the tier's owner callbacks.  store.c.
+ */
+extern void store_owner_lock (void *opaque, uint32_t slot);
+extern void store_owner_unlock (void *opaque, uint32_t slot);
+
 /* Counts (SIGN +1) or uncounts (-1) a slot's contents.  store.c. */
 extern void count_slot (struct store *store, uint8_t flags, uint64_t word,
                         int sign);
 
-/* Pool bytes now, and the limit and the accept threshold in bytes (0: no
- * limit).  writeback.c.
- */
+/* pool-limit.c: the pool limit (0: none) and its accept threshold. */
+extern uint64_t pool_limit_bytes (struct store *store);
 extern uint64_t pool_used_bytes (struct store *store);
-extern uint64_t pool_threshold_bytes (struct store *store);
+/* Whether PAGES more pool pages fit below the limit. */
+extern bool pool_has_room (struct store *store, unsigned pages);
+/* Not one page more fits: the writer starts. */
+extern bool pool_at_limit (struct store *store);
+/* At or above the accept threshold: the writer goes on. */
+extern bool pool_above_threshold (struct store *store);
+/* Whether a page of LENGTH read back from disk should come back into
+ * memory: only below the threshold.
+ */
+extern bool pool_may_promote (struct store *store, uint32_t length);
+/* The accept threshold for a store with a backing file (0: 90%);
+ * -EINVAL past 100.
+ */
+extern int pool_accept_threshold_init (struct store *store, unsigned percent);
 
 /* writeback.c: the writer, made with the store when it has a tier. */
 extern struct writeback *writeback_create (struct store *store,
@@ -83,8 +106,6 @@ extern void writeback_stop (struct writeback *wb);
  * Called with no slot lock held.
  */
 extern int writeback_make_room (struct store *store, unsigned needed_pages);
-/* Whether a page read back from disk should come back into memory. */
-extern bool writeback_may_promote (struct store *store, uint32_t length);
 
 /* deferred.c: the queue of pages stored raw for the compressor thread.
  * 4 MiB of raw pages: more than a burst of reclaim (32 pages a batch, a
@@ -109,13 +130,20 @@ extern bool deferred_reserve (struct deferred *d);
 extern void deferred_push (struct deferred *d, uint32_t slot);
 extern uint64_t deferred_queued_pages (struct deferred *d);
 
-/* auto-compact.c: the compaction policy's thread.  NULL-safe. */
+/* auto-compact.c: the compaction thread, made with every store;
+ * THRESHOLD_PERCENT 0 (auto-compaction off) leaves it only writeback's
+ * requests.  NULL-safe.
+ */
 extern struct auto_compact *auto_compact_create (struct store *store,
                                                  unsigned threshold_percent);
 extern void auto_compact_destroy (struct auto_compact *a);
 extern int auto_compact_start (struct auto_compact *a);
 extern void auto_compact_stop (struct auto_compact *a);
 extern void auto_compact_stats (struct auto_compact *a, struct store_stats *s);
+/* Asks the thread to compact soon, without waiting: false when it is not
+ * running (the caller then compacts itself).
+ */
+extern bool auto_compact_request (struct auto_compact *a);
 
 /* store.c: compresses the raw object of deferred slot I of CHUNK in its
  * place and clears SLOT_DEFERRED.  Called with the slot's lock held.

@@ -15,8 +15,8 @@
  * writes, rare on a swap device, keep the lock across the read.
  *
  * When the pool is at its limit and there is a backing file, a write does
- * not go to disk ahead of colder pages: it drops its slot lock, makes room
- * by writing back a batch of cold pages (writeback.c), and retries.
+ * not go to disk ahead of colder pages: it drops its slot lock, waits for
+ * a batch of cold pages to go to disk (writeback.c), and retries.
  *
  * Lock order: writeback mutex -> slot stripe lock -> allocator class lock
  * -> allocator pool lock; the tier's lock is a leaf under the slot lock
@@ -61,16 +61,18 @@ current_codec (struct store *store)
                                  .level = (int16_t) (packed & 0xffff) };
 }
 
-/* Compaction's view of the owner: see zs_owner_ops in zsmalloc.h. */
-static void
-owner_lock (void *opaque, uint32_t slot)
+/* The owner's lock for compaction (zs_owner_ops in zsmalloc.h) and for
+ * the tier's cleaner (tier_owner_ops in tier.h): the slot's.
+ */
+void
+store_owner_lock (void *opaque, uint32_t slot)
 {
   struct store *store = opaque;
   pthread_mutex_lock (slot_lock (&store->table, slot));
 }
 
-static void
-owner_unlock (void *opaque, uint32_t slot)
+void
+store_owner_unlock (void *opaque, uint32_t slot)
 {
   struct store *store = opaque;
   pthread_mutex_unlock (slot_lock (&store->table, slot));
@@ -91,8 +93,8 @@ owner_retarget (void *opaque, uint32_t slot, zs_handle from, zs_handle to)
 }
 
 static const struct zs_owner_ops store_owner_ops = {
-  .lock = owner_lock,
-  .unlock = owner_unlock,
+  .lock = store_owner_lock,
+  .unlock = store_owner_unlock,
   .retarget = owner_retarget,
 };
 
@@ -149,13 +151,14 @@ store_create (const struct store_config *config)
     return NULL;
   }
   store_set_pool_limit (store, config->pool_limit_bytes);
+  store->compact_hook = config->compact_hook;
+  store->compact_hook_arg = config->compact_hook_arg;
   store->deferred = deferred_create (store);
-  if (!config->auto_compact_off)
-    store->auto_compact = auto_compact_create (
-      store, config->auto_compact_percent ? config->auto_compact_percent
-                                          : DEFAULT_AUTO_COMPACT_PERCENT);
-  if (store->deferred == NULL
-      || (!config->auto_compact_off && store->auto_compact == NULL)) {
+  store->auto_compact = auto_compact_create (
+    store, config->auto_compact_off ? 0
+    : config->auto_compact_percent ? config->auto_compact_percent
+    : DEFAULT_AUTO_COMPACT_PERCENT);
+  if (store->deferred == NULL || store->auto_compact == NULL) {
     snprintf (create_error, sizeof create_error, "out of memory");
     goto fail;
   }
@@ -262,13 +265,6 @@ store_get_codec (struct store *store, struct codec_config *codec)
   *codec = current_codec (store);
 }
 
-void
-store_set_pool_limit (struct store *store, uint64_t bytes)
-{
-  atomic_store_explicit (&store->pool_limit_bytes, bytes, memory_order_relaxed);
-  zs_pool_set_page_limit (store->pool, bytes / CSWAP_PAGE_SIZE);
-}
-
 /* Decides how PAGE is kept: same-filled, compressed, or raw.  No lock. */
 static void
 prepare_page (struct store *store, const void *page, struct prepared_page *p)
@@ -299,14 +295,10 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
 static bool
 prepare_deferred (struct store *store, const void *page, struct prepared_page *p)
 {
-  uint64_t limit = atomic_load_explicit (&store->pool_limit_bytes,
-                                         memory_order_relaxed);
-
   /* Near a pool limit, pages go in compressed: raw ones would take the
    * room the limit leaves and could not be written back meanwhile.
    */
-  if (limit && zs_pool_pages_used (store->pool) * CSWAP_PAGE_SIZE
-               + 2 * DEFERRED_QUEUE_PAGES * CSWAP_PAGE_SIZE > limit)
+  if (!pool_has_room (store, 2 * DEFERRED_QUEUE_PAGES))
     return false;
   if (page_is_same_filled (page, &p->same_value)
       || !deferred_reserve (store->deferred))
@@ -499,7 +491,7 @@ finish_tiered_read (struct store *store, struct slot_chunk *chunk, unsigned i,
 
   counter_add (&store->count.written_back_reads, 1);
   chunk->flags[i] = flags;
-  if (!writeback_may_promote (store, length))
+  if (!pool_may_promote (store, length))
     return decode_page (store, slot_flags_codec (flags), object, length, page);
   zs_handle handle = zs_malloc (store->pool, length, slot);
   if (handle != ZS_HANDLE_NONE) {
@@ -799,8 +791,7 @@ store_stats (struct store *store, struct store_stats *s)
     .pool_bytes = pool.pages_used * CSWAP_PAGE_SIZE,
     .metadata_bytes = slot_table_bytes (&store->table) + pool.metadata_bytes
                       + sizeof *store,
-    .pool_limit_bytes = atomic_load_explicit (&store->pool_limit_bytes,
-                                              memory_order_relaxed),
+    .pool_limit_bytes = pool_limit_bytes (store),
     .reads = counter_get (&store->count.reads),
     .writes = counter_get (&store->count.writes),
     .trims = counter_get (&store->count.trims),
@@ -850,6 +841,8 @@ store_request_latency (struct store *store, enum store_request kind,
 int
 store_compact (struct store *store, struct zs_compact_result *result)
 {
+  if (store->compact_hook)
+    store->compact_hook (store->compact_hook_arg);
   return zs_compact (store->pool, result) == 0 ? 0 : -errno;
 }
 

@@ -46,10 +46,17 @@ struct store_config {
   unsigned idle_writeback_seconds;      /* 0: off */
   /* Automatic compaction (auto-compact.c): when what compaction could
    * free reaches this percent of the pool (0: 10), and under memory
-   * pressure.  Off: only store_compact() compacts.
+   * pressure.  Off: only store_compact() and writeback (after its
+   * batches) compact.
    */
   bool auto_compact_off;
   unsigned auto_compact_percent;
+  /* Test only: called before every compaction the store runs, on the
+   * thread that runs it (a seam through which a test makes compaction
+   * slow).  NULL in the daemon.
+   */
+  void (*compact_hook) (void *arg);
+  void *compact_hook_arg;
 };
 
 /* The most pages per writeback batch (the batch buffer's size). */
@@ -176,7 +183,10 @@ extern void store_request_latency (struct store *store,
                                    enum store_request kind,
                                    struct latency_summary *summary);
 
-/* Runs compaction now.  Returns 0, or -EBUSY when one is already running. */
+/* Runs compaction now: every compaction the store runs, asked for or
+ * its own, goes through here.  Returns 0, or -EBUSY when one is already
+ * running.
+ */
 struct zs_compact_result;
 extern int store_compact (struct store *store, struct zs_compact_result *result);
 

@@ -24,7 +24,7 @@
 #include "record.h"
 #include "ring.h"
 #include "monotonic.h"
-#include "tier.h"
+#include "tier-internal.h"
 
 _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
                 "segments are whole blocks");
@@ -41,9 +41,19 @@ struct tier_batch {
 
 enum segment_state { SEGMENT_FREE, SEGMENT_OPEN, SEGMENT_FULL };
 
+/* Full segments with live records sit in one of SEGMENT_BUCKETS lists by
+ * live share (bucket b: b/16 to (b+1)/16 of the segment live), moved as
+ * tier_free() lowers the count, so the cleaner's victim costs a look at
+ * each bucket's head rather than a scan of every segment under the lock
+ * that tier_free() needs.  16 steps put 25% on a bucket boundary.
+ */
+#define SEGMENT_BUCKETS 16
+#define SEGMENT_NONE UINT32_MAX
+
 struct segment {
   uint32_t live_bytes;          /* object bytes still referenced */
   uint32_t fill_bytes;          /* written so far (FREE: 0) */
+  uint32_t bucket_prev, bucket_next;    /* FULL: its bucket's list */
   enum segment_state state;
   bool backed;                  /* the filesystem has blocks for all of it */
 };
@@ -72,6 +82,7 @@ struct tier {
   uint64_t grow_after_ns;       /* protected by lock; see GROW_RETRY_NS */
   bool fallocate_unsupported;   /* protected by lock */
   int64_t open_segment;         /* protected by lock; -1: none */
+  uint32_t bucket_head[SEGMENT_BUCKETS];        /* protected by lock */
   uint64_t used_bytes, live_bytes;      /* protected by lock */
 
   const struct tier_io_ops *io; /* io-ops.h; set at open */
@@ -202,6 +213,8 @@ tier_open (const struct tier_config *config, const char **why)
       tier->ready_stack[tier->ready_count++] = lowest_last;
   }
   tier->open_segment = -1;
+  for (unsigned b = 0; b < SEGMENT_BUCKETS; b++)
+    tier->bucket_head[b] = SEGMENT_NONE;
   pthread_mutex_init (&tier->lock, NULL);
   tier->io = io_fault_from_env (&tier->io_ctx);
   ring_init (&tier->ring, tier->io, tier->io_ctx);
@@ -266,12 +279,49 @@ tier_batch_destroy (struct tier_batch *batch)
 }
 
 void
-tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning)
+tier_batch_for_cleaner (struct tier_batch *batch)
 {
-  batch->cleaning = cleaning;
+  batch->cleaning = true;
 }
 
-/* Segment S, full, holds nothing live any more.  Called with tier->lock held. */
+static unsigned
+bucket_of (uint32_t live_bytes)
+{
+  unsigned b = (uint64_t) live_bytes * SEGMENT_BUCKETS / TIER_SEGMENT_BYTES;
+  return b < SEGMENT_BUCKETS ? b : SEGMENT_BUCKETS - 1;
+}
+
+/* Full segment S goes into the bucket of its live count.  Lock held. */
+static void
+bucket_insert (struct tier *tier, uint32_t s)
+{
+  struct segment *seg = &tier->segment[s];
+  uint32_t *head = &tier->bucket_head[bucket_of (seg->live_bytes)];
+
+  seg->bucket_prev = SEGMENT_NONE;
+  seg->bucket_next = *head;
+  if (*head != SEGMENT_NONE)
+    tier->segment[*head].bucket_prev = s;
+  *head = s;
+}
+
+/* Full segment S leaves the bucket of LIVE_BYTES.  Lock held. */
+static void
+bucket_remove (struct tier *tier, uint32_t s, uint32_t live_bytes)
+{
+  struct segment *seg = &tier->segment[s];
+
+  if (seg->bucket_prev != SEGMENT_NONE)
+    tier->segment[seg->bucket_prev].bucket_next = seg->bucket_next;
+  else
+    tier->bucket_head[bucket_of (live_bytes)] = seg->bucket_next;
+  if (seg->bucket_next != SEGMENT_NONE)
+    tier->segment[seg->bucket_next].bucket_prev = seg->bucket_prev;
+}
+
+/* Segment S holds nothing live any more.  Called with tier->lock held,
+ * S already out of its bucket.
+ */
 static void
 segment_release (struct tier *tier, uint32_t s)
 {
@@ -299,6 +349,8 @@ segment_close (struct tier *tier, uint32_t s)
   tier->open_segment = -1;
   if (seg->live_bytes == 0)     /* everything in it died while it was open */
     segment_release (tier, s);
+  else
+    bucket_insert (tier, s);
 }
 
 /* Whether a fresh segment may be tried now.  Called with tier->lock held. */
@@ -524,8 +576,15 @@ tier_free (struct tier *tier, uint64_t offset, uint32_t length)
 
   pthread_mutex_lock (&tier->lock);
   struct segment *seg = &tier->segment[s];
+  uint32_t was = seg->live_bytes;
   seg->live_bytes -= bytes;
   tier->live_bytes -= bytes;
+  if (seg->state == SEGMENT_FULL
+      && (seg->live_bytes == 0 || bucket_of (seg->live_bytes) != bucket_of (was))) {
+    bucket_remove (tier, s, was);
+    if (seg->live_bytes)
+      bucket_insert (tier, s);
+  }
   /* An open segment with nothing live has nothing in flight either (a
    * batch's objects are live until settled): start it afresh.
    */
@@ -592,18 +651,20 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
 int64_t
 tier_pick_victim (struct tier *tier, unsigned live_percent)
 {
-  uint64_t best_live = (uint64_t) TIER_SEGMENT_BYTES * live_percent / 100;
-  int64_t best = -1;
+  uint64_t below = (uint64_t) TIER_SEGMENT_BYTES * live_percent / 100;
+  int64_t victim = -1;
 
   pthread_mutex_lock (&tier->lock);
-  for (uint32_t s = 0; s < tier->segments; s++)
-    if (tier->segment[s].state == SEGMENT_FULL
-        && tier->segment[s].live_bytes < best_live) {
-      best = s;
-      best_live = tier->segment[s].live_bytes;
-    }
+  for (unsigned b = 0; b < SEGMENT_BUCKETS; b++) {
+    uint32_t s = tier->bucket_head[b];
+    if (s == SEGMENT_NONE)
+      continue;
+    if (tier->segment[s].live_bytes < below)
+      victim = s;
+    break;                      /* the emptiest bucket with a segment */
+  }
   pthread_mutex_unlock (&tier->lock);
-  return best;
+  return victim;
 }
 
 int

@@ -7,6 +7,7 @@
  * store decides what goes out and keeps the offsets.
  *
  *   tier.c     segments and space, batches, reads (this header)
+ *   clean.c    the cleaner: live records out of mostly-dead segments
  *   ring.c     the io_uring ring: a batch's writes, recovery from errors
  *   record.c   an object's bytes on disk: head, seal or checksum
  *   seal.c     AES-256-GCM under a key that exists only in locked memory
@@ -30,10 +31,12 @@
  *
  * Space: every segment counts its live bytes; tier_free() makes an
  * object's bytes dead, and a full segment whose live count reaches zero is
- * free again.  tier_pick_victim() finds mostly-dead segments for the
- * caller's cleaner, which moves their live objects into a new batch.
- * TIER_CLEANER_SEGMENTS free segments are kept for the cleaner: without
- * one, a full file of mostly dead segments could never be cleaned.
+ * free again.  The cleaner (clean.c) finds mostly-dead segments in
+ * buckets of full segments by live share, kept as live counts change, and
+ * moves the records their owner still refers to into a new batch, asking
+ * the owner through struct tier_owner_ops.  TIER_CLEANER_SEGMENTS free
+ * segments are kept for the cleaner: without one, a full file of mostly
+ * dead segments could never be cleaned.
  *
  * A thin file (backing-prealloc=no) gets its blocks a segment at a time,
  * with fallocate, when a batch first needs the segment.  When the
@@ -43,12 +46,14 @@
  * has; it asks the filesystem again after a few seconds.
  *
  * Threads: writes are batched by ONE caller at a time (the store's writer
- * mutex serialises tier_batch_*, tier_pick_victim and tier_read_segment;
- * the io_uring ring is not shared).  tier_read, tier_free and the counters
+ * mutex serialises tier_batch_* and tier_clean; the io_uring ring is not
+ * shared).  tier_read, tier_free and the counters
  * may be used from any thread at any time.
  *
- * Lock order: tier->lock is a leaf: it is taken under the store's slot
- * locks (tier_free) and nothing is taken under it.
+ * Lock order: the caller's batching serialisation -> owner lock
+ * (tier_owner_ops, one at a time, the store's slot lock) -> tier->lock.
+ * tier->lock is a leaf: it is taken under the store's slot locks
+ * (tier_free) and nothing is taken under it.
  *
  * Test only: CSWAP_TIER_FAULT in the environment when the tier is opened
  * puts faults between the tier and the kernel (io-fault.h): failed, short
@@ -91,10 +96,6 @@ extern void tier_close (struct tier *tier);
 struct tier_batch;
 extern struct tier_batch *tier_batch_create (unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
-/* Whether the batch is the cleaner's, which may take the segments kept
- * for it (TIER_CLEANER_SEGMENTS).  A new batch is not.
- */
-extern void tier_batch_set_cleaning (struct tier_batch *batch, bool cleaning);
 
 /* Copies LENGTH bytes at DATA into BATCH and reserves their place on disk;
  * *OFFSET is where the object will live.  Returns 0, -E2BIG when the batch
@@ -120,30 +121,41 @@ extern void tier_free (struct tier *tier, uint64_t offset, uint32_t length);
 extern int tier_read (struct tier *tier, uint64_t offset, uint32_t length,
                       uint32_t cookie, void *payload);
 
-/* Cleaning: a full segment with less than LIVE_PERCENT live bytes, the
- * emptiest, or -1.  Then read it whole (BUF: TIER_SEGMENT_BYTES, aligned)
- * and walk its valid objects with tier_segment_next(), which decrypts
- * them in place in BUF.
+/* Cleaning: how the tier reaches the owner of its records (the store),
+ * as the allocator's zs_owner_ops does for compaction.  All are called
+ * from the cleaning thread (the batching caller).  lock/unlock take and
+ * release the lock the owner holds while it uses the record with that
+ * cookie; owns and retarget are called with it held.  owns: whether the
+ * owner still refers to the record at OFFSET of LENGTH payload bytes.
+ * retarget: the record was copied to TO; if the owner still refers to
+ * FROM it must switch to TO and return true, else return false (and the
+ * copy is freed).  batch_done: a cleaning batch completed, R its result.
  */
-extern int64_t tier_pick_victim (struct tier *tier, unsigned live_percent);
-extern int tier_read_segment (struct tier *tier, uint64_t segment, void *buf,
-                              size_t *fill);
-struct tier_object {
-  uint64_t offset;
-  uint32_t cookie, length;
-  const void *payload;
+struct tier_owner_ops {
+  void (*lock) (void *owner, uint32_t cookie);
+  void (*unlock) (void *owner, uint32_t cookie);
+  bool (*owns) (void *owner, uint32_t cookie, uint64_t offset,
+                uint32_t length);
+  bool (*retarget) (void *owner, uint32_t cookie, uint64_t from, uint64_t to,
+                    uint32_t length);
+  void (*batch_done) (void *owner, int r);
 };
-/* Returns true and the next object at or after *POS with a valid
- * checksum, advancing *POS past it; false at the end.
- */
-extern bool tier_segment_next (struct tier *tier, uint64_t segment,
-                               void *buf, size_t fill, size_t *pos,
-                               struct tier_object *object);
 
-/* Free segments a batch could start now: those with blocks, and while
- * the filesystem has not said it is full, those of a thin file without.
+/* The cleaner (clean.c): its batch of MAX_OBJECTS records and a segment
+ * buffer, made once.  NULL when out of memory.
  */
-extern unsigned tier_free_segments (struct tier *tier);
+struct tier_cleaner;
+extern struct tier_cleaner *tier_cleaner_create (struct tier *tier,
+                                                 const struct tier_owner_ops *ops,
+                                                 void *owner,
+                                                 unsigned max_objects);
+extern void tier_cleaner_destroy (struct tier_cleaner *c);
+/* Keeps a couple of segments free for new batches: cleans mostly-dead
+ * segments while fewer are free and cleaning makes progress.  Called by
+ * the batching caller, never with an owner lock held.  Returns the
+ * segments cleaned.
+ */
+extern int tier_clean (struct tier_cleaner *c);
 
 struct tier_stats {
   uint64_t size_bytes;

@@ -1,6 +1,8 @@
 /* cswap: store/ — model-based random tests against a reference image,
  * from several threads with compaction running, the corpus, the pool
- * limit, codec changes and bad input.
+ * limit (and a writer at it that must not wait for compaction: its
+ * backing file goes under $CSWAP_TIER_DIR or /var/tmp), codec changes
+ * and bad input.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -8,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compress.h"
@@ -366,22 +369,23 @@ test_auto_compact (void)
   uint64_t before = fragment_pool (store, pages), bad = 0;
 
   store_start_background (store);
-  /* The policy looks once a second, after the compressor thread has
-   * drained the deferred pages; a loaded machine (a sanitizer build beside
-   * other tests) can take many seconds, so the wait is long and ends as
-   * soon as a run happened.  A run on PSI pressure counts too: either way
-   * no command was given.
+  /* A hang guard, not a threshold: the compressor and the once-a-second
+   * check take well under it even on a loaded machine (5 s was not).
+   * Under memory pressure the PSI trigger may compact first, leaving the
+   * timer nothing to do: either run counts.
    */
-  for (int tenth = 0; tenth < 600; tenth++) {   /* up to 60 s */
+  for (int tenth = 0; tenth < 600; tenth++) {
     store_stats (store, &s);
-    if (s.auto_compactions + s.pressure_compactions > 0 && s.deferred_pages == 0)
+    if (s.auto_compactions + s.pressure_compactions > 0
+        && s.deferred_pages == 0)
       break;
     usleep (100000);
   }
   store_stats (store, &s);
-  ok (s.auto_compactions + s.pressure_compactions > 0 && s.pool_bytes * 2 < before,
+  ok (s.auto_compactions + s.pressure_compactions > 0
+      && s.pool_bytes * 2 < before,
       "a fragmented pool is compacted with no command: %llu -> %llu bytes "
-      "for %llu compressed (%llu runs, %llu on pressure)",
+      "for %llu compressed (%llu runs, %llu under pressure)",
       (unsigned long long) before, (unsigned long long) s.pool_bytes,
       (unsigned long long) s.compressed_bytes,
       (unsigned long long) s.auto_compactions,
@@ -549,6 +553,164 @@ test_pool_limit_concurrent (void)
   store_destroy (store);
 }
 
+/* A writer that needs room waits for a writeback batch, never for a
+ * compaction: once a compaction is held at a gate (the store's test hook),
+ * a writer fills the pool three times over, and must finish with the gate
+ * still shut.  Pages are all of one size, so a batch frees holes that the
+ * next writes fill with no compaction at all.
+ *
+ * The gate has a hang guard: the old writeback, which compacted on the
+ * writer's path, would otherwise wait forever.  It is no timing threshold:
+ * the writer is done long before it on any machine, and a writer still
+ * stuck when it expires is one that waits for compaction.
+ */
+#define GATE_GUARD_S 60
+
+struct compaction_gate {
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  unsigned held;                /* compactions waiting at the gate */
+  bool open, writer_done, guard_expired;
+};
+
+static bool
+gate_wait (struct compaction_gate *g, const bool *until)
+{
+  struct timespec deadline;
+
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += GATE_GUARD_S;
+  while (!*until)
+    if (pthread_cond_timedwait (&g->changed, &g->lock, &deadline) == ETIMEDOUT)
+      return false;
+  return true;
+}
+
+static void
+hold_compaction (void *arg)
+{
+  struct compaction_gate *g = arg;
+
+  pthread_mutex_lock (&g->lock);
+  g->held++;
+  pthread_cond_broadcast (&g->changed);
+  if (!gate_wait (g, &g->open))
+    g->guard_expired = true;
+  g->held--;
+  pthread_mutex_unlock (&g->lock);
+}
+
+static unsigned
+compactions_held (struct compaction_gate *g)
+{
+  pthread_mutex_lock (&g->lock);
+  unsigned held = g->held;
+  pthread_mutex_unlock (&g->lock);
+  return held;
+}
+
+struct gated_writer {
+  struct store *store;
+  struct compaction_gate *gate;
+  uint64_t device_pages, pool_pages;
+  unsigned char *reference;
+  uint64_t written_while_held;
+  unsigned long refused;
+};
+
+/* Half noise, half zeros: every page compresses to one object size. */
+static void
+make_half_page (uint64_t *rng, unsigned char *page)
+{
+  fill_random_noise (rng, page);
+  memset (page + CSWAP_PAGE_SIZE / 2, 0, CSWAP_PAGE_SIZE / 2);
+}
+
+/* Writes round the device until a compaction is held, then three pools'
+ * worth more.
+ */
+static void *
+write_through_the_gate (void *opaque)
+{
+  struct gated_writer *w = opaque;
+  uint64_t rng = 7;
+  unsigned char page[CSWAP_PAGE_SIZE];
+
+  for (uint64_t i = 0; w->written_while_held < 3 * w->pool_pages
+         && i < 4 * w->device_pages; i++) {
+    uint64_t slot = i % w->device_pages;
+    make_half_page (&rng, page);
+    if (store_write (w->store, page, CSWAP_PAGE_SIZE, slot * CSWAP_PAGE_SIZE))
+      w->refused++;
+    else
+      memcpy (w->reference + slot * CSWAP_PAGE_SIZE, page, CSWAP_PAGE_SIZE);
+    if (w->written_while_held || compactions_held (w->gate))
+      w->written_while_held++;
+  }
+  pthread_mutex_lock (&w->gate->lock);
+  w->gate->writer_done = true;
+  pthread_cond_broadcast (&w->gate->changed);
+  pthread_mutex_unlock (&w->gate->lock);
+  return NULL;
+}
+
+static void
+test_writer_not_behind_compaction (void)
+{
+  const uint64_t limit = 1 << 20, pages = 2 * 3 * (limit / CSWAP_PAGE_SIZE);
+  const char *dir = getenv ("CSWAP_TIER_DIR");
+  char backing[256];
+  struct compaction_gate gate = {
+    .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER };
+  struct store_config config = {
+    .size_bytes = pages * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .pool_limit_bytes = limit,
+    .backing_path = backing,
+    .backing_size_bytes = 2 * pages * CSWAP_PAGE_SIZE,
+    .writeback_batch_pages = 32,
+    .compact_hook = hold_compaction,
+    .compact_hook_arg = &gate,
+  };
+  struct gated_writer w = {
+    .gate = &gate, .device_pages = pages, .pool_pages = limit / CSWAP_PAGE_SIZE,
+    .reference = calloc (pages, CSWAP_PAGE_SIZE) };
+  struct store_stats s;
+  pthread_t writer;
+
+  snprintf (backing, sizeof backing, "%s/cswap-test-store.%d",
+            dir ? dir : "/var/tmp", (int) getpid ());
+  w.store = store_create (&config);
+  if (w.store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  if (store_start_background (w.store) != 0)
+    tap_bail_out ("store_start_background failed");
+  pthread_create (&writer, NULL, write_through_the_gate, &w);
+  pthread_mutex_lock (&gate.lock);
+  bool done = gate_wait (&gate, &gate.writer_done);
+  gate.open = true;
+  pthread_cond_broadcast (&gate.changed);
+  pthread_mutex_unlock (&gate.lock);
+  pthread_join (writer, NULL);
+  store_stats (w.store, &s);
+  ok (done && !gate.guard_expired
+      && w.written_while_held == 3 * w.pool_pages,
+      "with a compaction held, a writer fills the pool 3 times over "
+      "(%llu pages written while held, %llu writes waited for room)",
+      (unsigned long long) w.written_while_held,
+      (unsigned long long) s.writes_waited);
+  ok (s.writes_waited > 0 && s.written_back_pages > 0 && w.refused == 0
+      && count_mismatches (w.store, w.reference, pages) == 0,
+      "every write made room by writeback (%llu pages written back, %lu "
+      "refused) and reads back", (unsigned long long) s.written_back_pages,
+      w.refused);
+  ok (s.pool_peak_bytes <= limit, "the pool never passed its limit "
+      "(peak %llu bytes)", (unsigned long long) s.pool_peak_bytes);
+  store_destroy (w.store);
+  unlink (backing);
+  free (w.reference);
+}
+
 static void
 test_codec_change (void)
 {
@@ -700,6 +862,7 @@ main (void)
   test_corpus (CODEC_ZSTD);
   test_pool_limit ();
   test_pool_limit_concurrent ();
+  test_writer_not_behind_compaction ();
   test_codec_change ();
   test_extents ();
   pagefile_free (&corpus);

@@ -1,0 +1,137 @@
+/* cswap: writeback — a batch, from memory to disk.
+ *
+ * Under each chosen slot's lock, copy its compressed object into the
+ * tier's aligned batch buffer and set the slot's under-writeback bit;
+ * submit the whole batch with one io_uring submission; then, under each
+ * slot's lock again, free the pool object only if the bit is still set.
+ * Any read, write or trim meanwhile clears it (slot-table.h): such a page
+ * stays in memory and its fresh disk copy is freed at once — the race
+ * zswap and zram both had to fix, decided here by one flag bit per slot.
+ * Compaction may move the object meanwhile; it does not touch the flags,
+ * and the bytes on disk are still the page's.
+ *
+ * Every completed batch ends the wait of the writers who asked for room
+ * before it (writeback.c).
+ *
+ * Errors: a failed batch (EIO, ENOSPC from a thin file's filesystem)
+ * leaves every page of it in memory; the writer backs off, 10 ms doubling
+ * up to 2 s, and writes that need room meanwhile get ENOSPC at once.
+ *
+ * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock
+ * -> { allocator locks | tier lock }; the wake lock, a leaf, when a batch
+ * completes.
+ */
+#include <errno.h>
+
+#include "monotonic.h"
+#include "writeback-internal.h"
+
+#define BACKOFF_MIN_MS 10
+#define BACKOFF_MAX_MS 2000
+
+int
+writeback_batch_add (struct writeback *wb, uint32_t slot,
+                     struct slot_chunk *chunk, unsigned i, const void *bytes,
+                     uint32_t length)
+{
+  uint64_t offset;
+  int r = tier_batch_add (wb->store->tier, wb->batch, slot, bytes, length,
+                          &offset);
+  if (r == 0) {
+    chunk->flags[i] |= SLOT_WRITEBACK;
+    wb->pending[wb->pending_count++] = (struct pending) {
+      .slot = slot, .length = length, .offset = offset };
+  }
+  return r;
+}
+
+/* The batch is on disk (R == 0) or failed: under each slot's lock, move
+ * the slot to its disk copy if untouched meanwhile, else free that copy.
+ * Returns the pages that left memory.
+ */
+static unsigned
+complete (struct writeback *wb, int r)
+{
+  struct store *store = wb->store;
+  unsigned moved = 0;
+
+  for (unsigned n = 0; n < wb->pending_count; n++) {
+    const struct pending *p = &wb->pending[n];
+    struct slot_chunk *chunk = slot_chunk (&store->table, p->slot);
+    unsigned i = p->slot % SLOTS_PER_CHUNK;
+    pthread_mutex_t *lock = slot_lock (&store->table, p->slot);
+
+    pthread_mutex_lock (lock);
+    uint8_t flags = chunk->flags[i];
+    uint64_t word = chunk->word[i];
+    if (r == 0 && (flags & SLOT_WRITEBACK)
+        && slot_flags_type (flags) == SLOT_STORED) {
+      count_slot (store, flags, word, -1);
+      zs_free (store->pool, slot_word_handle (word));
+      chunk->word[i] = slot_word_make_tiered (p->offset, p->length);
+      chunk->flags[i] = (flags & ~(SLOT_TYPE_MASK | SLOT_WRITEBACK))
+        | SLOT_TIERED;
+      count_slot (store, chunk->flags[i], chunk->word[i], +1);
+      moved++;
+    }
+    else {
+      chunk->flags[i] = flags & ~SLOT_WRITEBACK;
+      tier_free (store->tier, p->offset, p->length);
+    }
+    pthread_mutex_unlock (lock);
+  }
+  counter_add (&store->count.written_back_pages, moved);
+  wb->pending_count = 0;
+  return moved;
+}
+
+bool
+writeback_in_backoff (struct writeback *wb)
+{
+  return wb->retry_after_ns && monotonic_ns () < wb->retry_after_ns;
+}
+
+void
+writeback_post_batch (struct writeback *wb, int verdict)
+{
+  pthread_mutex_lock (&wb->wake_lock);
+  wb->batches_done++;
+  wb->room_verdict = verdict;
+  pthread_cond_broadcast (&wb->room);
+  pthread_mutex_unlock (&wb->wake_lock);
+}
+
+int
+writeback_flush (struct writeback *wb)
+{
+  if (wb->pending_count == 0)
+    return 0;
+  int r = tier_batch_submit (wb->store->tier, wb->batch);
+  unsigned moved = complete (wb, r);
+  writeback_post_batch (wb, r ? -ENOSPC : 0);
+  if (r) {
+    wb->backoff_ms = wb->backoff_ms ? wb->backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (wb->backoff_ms > BACKOFF_MAX_MS)
+      wb->backoff_ms = BACKOFF_MAX_MS;
+    wb->retry_after_ns = monotonic_ns () + wb->backoff_ms * 1000000ull;
+    return r;
+  }
+  wb->backoff_ms = 0;
+  wb->retry_after_ns = 0;
+  wb->batches_since_compact++;
+  return moved;
+}
+
+int
+writeback_run_batch (struct writeback *wb, const struct selection *sel,
+                     uint64_t *cursor, uint64_t *budget, unsigned max,
+                     struct store_writeback_result *done)
+{
+  writeback_clean (wb);
+  int r = writeback_gather (wb, sel, cursor, budget, max);
+  done->batches += wb->pending_count > 0;
+  int moved = writeback_flush (wb);
+  if (moved > 0)
+    done->pages_written += moved;
+  return r ? r : moved < 0 ? moved : 0;
+}
