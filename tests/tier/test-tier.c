@@ -640,6 +640,44 @@ test_idle (void)
   store_destroy (store);
 }
 
+/* `set pool-limit 0` means no limit.  Lifted while writers kept
+ * writeback busy at the limit, it used to be read as a threshold of 0 by
+ * the pressure loop, which then wrote the whole pool to disk (4,907 pages
+ * in 3 s).  Now, once the batch in flight settles, the pages stay in
+ * memory: those written before the lift and those written after it.
+ */
+static void
+test_lift_limit (void)
+{
+  unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
+  struct store *store = make_store (4 * POOL_LIMIT_BYTES, false, 64 << 20);
+  uint64_t rng = 7, written = 0;
+  struct store_stats s;
+
+  store_start_background (store);
+  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
+    unsigned char *page = model + (size_t) p * CSWAP_PAGE_SIZE;
+    if (p == DEVICE_PAGES / 2) {
+      store_set_pool_limit (store, 0);
+      store_stats (store, &s);
+      written = s.written_back_pages;
+    }
+    make_page (&rng, page);
+    store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+  }
+  sleep (3);
+  store_stats (store, &s);
+  ok (written > 0 && s.written_back_pages - written <= 64
+      && s.compressed_pages + s.huge_pages > DEVICE_PAGES / 2,
+      "pool limit lifted under pressure: %llu pages went to disk before, "
+      "%llu after (a batch in flight at most), %llu stay in memory",
+      (unsigned long long) written,
+      (unsigned long long) (s.written_back_pages - written),
+      (unsigned long long) (s.compressed_pages + s.huge_pages));
+  store_destroy (store);
+  free (model);
+}
+
 static void
 test_bad_backing (void)
 {
@@ -700,6 +738,8 @@ main (int argc, char *argv[])
     test_small_file ();
     unlink (backing_path);
     test_idle ();
+    unlink (backing_path);
+    test_lift_limit ();
     test_bad_backing ();
   }
   unlink (backing_path);
