@@ -79,9 +79,14 @@ check ()
   fi
 }
 
+# diag TEXT: TEXT as TAP comments, every line of it prefixed, so that a
+# multi-line TEXT (a copy of /proc/swaps, say) cannot break the TAP stream.
 diag ()
 {
-  echo "# $*" >&"$TAP_OUT"
+  local line
+  while IFS= read -r line; do
+    echo "# $line" >&"$TAP_OUT"
+  done <<<"$*"
 }
 
 tap_done ()
