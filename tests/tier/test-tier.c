@@ -8,7 +8,9 @@
  *                        corrupted block reads as -EIO, never wrong data;
  *                        a file cut short too, counted as an I/O error; a
  *                        small file fills up and is cleaned while reads
- *                        are interrupted
+ *                        are interrupted; lifting the pool limit under
+ *                        pressure stops writeback; no page goes twice
+ *                        into one batch
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -33,6 +35,7 @@
 
 #include "io-fault.h"
 #include "page.h"
+#include "tier.h"
 #include "pagefile.h"
 #include "store.h"
 #include "tap.h"
@@ -678,6 +681,49 @@ test_lift_limit (void)
   free (model);
 }
 
+/* Issue #17, defect 3: a pressure batch's hand sweeps up to two laps of
+ * the slot table, and a page it took on the first lap must not go into
+ * the same batch again on the second.  600 pages are written with no
+ * pool limit, then a limit far below them makes the writer write them
+ * all back in batches of 256: the first batch's lap clears every page's
+ * referenced bit, and the third finds the last 88 pages on its first lap
+ * and comes round again to them on its second.  Pages written once and
+ * never touched again leave no dead record on disk: what the backing
+ * file holds beyond the live records is each batch's padding to its last
+ * block (less than a block a batch).  A duplicate is written twice and
+ * one copy dropped at once, a dead record of up to a page.
+ */
+static void
+test_no_page_twice (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct store *store = make_store (0, false, 64 << 20);
+  uint64_t rng = 11;
+  unsigned long refused = 0;
+  struct store_stats s;
+
+  store_set_writeback_batch (store, 256);
+  store_start_background (store);
+  for (unsigned p = 0; p < 700; p++) {
+    if (p == 600)
+      store_set_pool_limit (store, POOL_LIMIT_BYTES / 8);
+    make_page (&rng, page);
+    refused += store_write (store, page, CSWAP_PAGE_SIZE,
+                            (uint64_t) p * CSWAP_PAGE_SIZE) != 0;
+  }
+  store_stats (store, &s);
+  ok (s.written_back_pages > 400 && s.segments_cleaned == 0
+      && s.backing_used_bytes - s.backing_live_bytes
+         < s.writeback_batches * TIER_BLOCK_BYTES,
+      "no page twice in a batch: %llu pages went to disk in %llu batches, "
+      "%llu bytes on disk, %llu of them live (%lu writes refused)",
+      (unsigned long long) s.written_back_pages,
+      (unsigned long long) s.writeback_batches,
+      (unsigned long long) s.backing_used_bytes,
+      (unsigned long long) s.backing_live_bytes, refused);
+  store_destroy (store);
+}
+
 static void
 test_bad_backing (void)
 {
@@ -740,6 +786,9 @@ main (int argc, char *argv[])
     test_idle ();
     unlink (backing_path);
     test_lift_limit ();
+    unlink (backing_path);
+    test_no_page_twice ();
+    unlink (backing_path);
     test_bad_backing ();
   }
   unlink (backing_path);
