@@ -166,6 +166,8 @@ deferred_start (struct deferred *d)
 void
 deferred_stop (struct deferred *d)
 {
+  if (d == NULL)
+    return;
   pthread_mutex_lock (&d->lock);
   bool running = d->running;
   d->running = false;           /* deferred_reserve says no from now on */

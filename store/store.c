@@ -229,9 +229,12 @@ store_destroy (struct store *store)
 {
   if (store == NULL)
     return;
+  /* Every thread ends before anything is freed: the writer asks the
+   * compaction thread for a run (its eventfd) until it stops.
+   */
+  store_stop_background (store);
   auto_compact_destroy (store->auto_compact);
   deferred_destroy (store->deferred);
-  zs_pool_stop_refill (store->pool);
   writeback_destroy (store->writeback);
   tier_close (store->tier);
   zs_pool_destroy (store->pool);
