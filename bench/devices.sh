@@ -18,11 +18,53 @@
 #                        sets DEV and DEVS, and DAEMON_PID/NBDFUSE_PID/ZRAM/ZSWAP
 #   swap_on_devices      swap on DEVS, at descending priorities
 #   snapshot_cmd, memory_json, daemon_stats_json, run_fio, rss_bytes
+#   tuning_json          the system settings that change swap-in latency
+#   halt_poll_tune, halt_poll_untune
+#                        guest halt polling as `cswap up` leaves it
 t_start=$SECONDS
 note ()
 {
   printf '[%4ds] %s\n' $((SECONDS - t_start)) "$*" >&2
   echo "# $*" >&"$log_fd"
+}
+
+# tuning_json: the system settings a swap-in's time depends on, as one
+# JSON object, for the machine line: runs are only comparable with the
+# same ones.  cswap's swap-in is a chain of wake-ups across CPUs (doc/
+# design.md, "Idle CPUs and halt polling"), so on a VM the guest's halt
+# polling (0: an idle CPU halts at once) moves its time more than any
+# daemon setting; readahead decides how many swap-ins there are.
+tuning_json ()
+{
+  local poll=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+  jq -n --arg idle "$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null)" \
+    --arg poll "$(cat "$poll" 2>/dev/null)" \
+    --arg cluster "$(cat /proc/sys/vm/page-cluster)" \
+    --arg vma_ra "$(cat /sys/kernel/mm/swap/vma_ra_enabled 2>/dev/null)" \
+    '{cpuidle_driver: $idle, guest_halt_poll_ns: ($poll | tonumber? // null),
+      page_cluster: ($cluster | tonumber), vma_readahead: $vma_ra}'
+}
+
+# halt_poll_tune: guest halt polling as `cswap up` leaves it (halt-poll=
+# auto: on where the VM had it off), through cswap(8)'s own functions, for
+# the whole run and every device in it alike; the caller's EXIT trap calls
+# halt_poll_untune.  HALT_POLL=keep measures the machine as it is.
+halt_poll_dir=
+halt_poll_tune ()
+{
+  [[ ${HALT_POLL:-auto} == auto ]] || return 0
+  halt_poll_dir=$(mktemp -d /tmp/cswap-bench-tune.XXXXXX) || return 0
+  # shellcheck source=/dev/null  # the configured helper, in the build tree
+  (source "$build/systemd/cswap" && state_dir=$halt_poll_dir halt_poll=auto \
+     && tune_halt_poll) >&2
+}
+
+halt_poll_untune ()
+{
+  [[ -n $halt_poll_dir ]] || return 0
+  # shellcheck source=/dev/null
+  (source "$build/systemd/cswap" && state_dir=$halt_poll_dir && untune_halt_poll) >&2
+  rm -rf "$halt_poll_dir"
 }
 
 # emit JSON: one line into results.jsonl (and stdout).
