@@ -117,6 +117,17 @@ service_set (struct cswap_service *service, const char *key,
     service->ladder_step = bytes;
     return 0;
   }
+  if (strcmp (key, "halt-poll") == 0) {
+    if (strcmp (value, "auto") == 0)
+      service->halt_poll_keep = false;
+    else if (strcmp (value, "keep") == 0)
+      service->halt_poll_keep = true;
+    else {
+      *reason = "use auto or keep";
+      return -1;
+    }
+    return 0;
+  }
   return 1;
 }
 

@@ -14,7 +14,7 @@ declare -A good=(
   [idle-writeback]=60 [ctl]=none [ctl-uid]=1000 [reserve]=4M
   [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
-  [ladder-step]=32M
+  [ladder-step]=32M [halt-poll]=keep
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -28,6 +28,6 @@ declare -A bad=(
   [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
   [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
-  [ladder-step]="1000|4 KiB pages"
+  [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
 )
 

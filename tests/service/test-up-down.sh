@@ -19,6 +19,9 @@
 # says the daemon is gone and what was lost; `cswap down` clears the dead
 # swap devices, loop devices, FUSE mount and socket; `cswap up` works
 # again.  Killed once more, `cswap up` clears the leftovers by itself.
+#
+# Guest halt polling (halt-poll=auto) on a simulated /sys: `up` turns it
+# on, the refused `down` leaves it on, the successful one puts it back.
 set -uo pipefail
 source "$CSWAP_SOURCE_ROOT/tests/swap/swap-lib.sh"
 
@@ -30,6 +33,12 @@ require_cmd losetup mkswap swapon swapoff fusermount3 python3
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 export CSWAPCTL=$CSWAP_BUILD_ROOT/control/cswapctl
 export CSWAP_STATE_DIR=$CLEANUP_DIR/state
+# The machine's own halt polling is not the test's to change.
+export CSWAP_SYSFS=$CLEANUP_DIR/sys
+halt_poll=$CSWAP_SYSFS/module/haltpoll/parameters/guest_halt_poll_ns
+mkdir -p "${halt_poll%/*}" "$CSWAP_SYSFS/devices/system/cpu/cpuidle"
+echo haltpoll >"$CSWAP_SYSFS/devices/system/cpu/cpuidle/current_driver"
+echo 0 >"$halt_poll"
 cswap=(bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$CLEANUP_DIR/cswap.conf")
 cat >"$CLEANUP_DIR/cswap.conf" <<EOF2
 size = 1G
@@ -68,6 +77,8 @@ pid=$(state_pid)
 [[ ${#devs[@]} -gt 0 && -n $pid ]] || bail_out "no devices or pid in $CSWAP_STATE_DIR/state"
 dev=${devs[0]}
 check "the ladder has 5 devices (${devs[*]})" test "${#devs[@]}" -eq 5
+check "up turned guest halt polling on ($(cat "$halt_poll") ns)" \
+  test "$(cat "$halt_poll")" -eq 200000
 want_offset=0
 for i in "${!devs[@]}"; do
   d=${devs[$i]}
@@ -152,11 +163,13 @@ done
 check "after the refusal the daemon still runs" kill -0 "$pid"
 check "after the refusal the state is kept" test -e "$CSWAP_STATE_DIR/state"
 check "the workload survived" kill -0 "$holder"
+check "after the refusal halt polling stays on" test "$(cat "$halt_poll")" -eq 200000
 
 # The workload goes: now down works.
 stop_holder
 cswap_run down2 --timeout 120 down
 check "cswap down exits 0" test "$status" -eq 0
+check "down put halt polling back to 0" test "$(cat "$halt_poll")" -eq 0
 for d in "${devs[@]}"; do
   check "$d is no longer swap" test -z "$(used_kib "$d")"
   check "$d is detached" eval '! losetup "$d" >/dev/null 2>&1'
