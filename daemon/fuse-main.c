@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,8 +513,16 @@ main (int argc, char *argv[])
   control_server_stop (control);
   if (mounted)
     fuse_session_unmount (session);
-  if (handling_signals)
+  if (handling_signals) {
     fuse_remove_signal_handlers (session);
+    /* On the way out already: a SIGTERM from now on (a supervisor that
+     * saw the unmount and stops the PID too) would kill the process with
+     * the default action before it prints its exit stats.
+     */
+    signal (SIGTERM, SIG_IGN);
+    signal (SIGINT, SIG_IGN);
+    signal (SIGHUP, SIG_IGN);
+  }
   if (session)
     fuse_session_destroy (session);
   if (device.store) {

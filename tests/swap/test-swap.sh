@@ -69,8 +69,12 @@ check "$front_end: discards freed the store: $(stored_now) pages left of $SWAP_P
 
 # Tear down in order now, so that the daemon's exit stats can be read.
 cleanup_run_now
+wait "$daemon_pid" 2>/dev/null
+daemon_status=$?
 stats=$(grep '^cswap: stats' "$daemon_log")
 diag "$stats"
+# Without its exit line, say how the daemon ended, for the next reader.
+[[ -n $stats ]] || diag "no exit stats: the daemon exited with status $daemon_status; its log ends: $(tail -n 5 "$daemon_log")"
 stat_field () {
   sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats"
 }
