@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,6 +133,21 @@ parse_int64 (const char *s, int64_t min, int64_t max, int64_t *value,
   }
   *value = v;
   return 0;
+}
+
+int
+parse_either (const char *s, const char *first, const char *second,
+              bool *is_second, const char **why)
+{
+  static _Thread_local char reason[64];
+
+  if (strcmp (s, first) == 0 || strcmp (s, second) == 0) {
+    *is_second = strcmp (s, second) == 0;
+    return 0;
+  }
+  snprintf (reason, sizeof reason, "use %s or %s", first, second);
+  *why = reason;
+  return -1;
 }
 
 int

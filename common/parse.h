@@ -31,6 +31,12 @@ extern int parse_memory_size (const char *s, uint64_t *bytes, const char **why);
 /* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */
 extern int parse_yes_no (const char *s, bool *value, const char **why);
 
+/* Exactly FIRST or SECOND: *IS_SECOND says which.  Else -1, and *WHY is
+ * "use FIRST or SECOND" (in a buffer of the calling thread's).
+ */
+extern int parse_either (const char *s, const char *first, const char *second,
+                         bool *is_second, const char **why);
+
 /* A decimal integer without a sign in [MIN, MAX]. */
 extern int parse_uint64 (const char *s, uint64_t min, uint64_t max,
                          uint64_t *value, const char **why);

@@ -81,14 +81,11 @@ service_set (struct cswap_service *service, const char *key,
   int64_t number;
 
   if (strcmp (key, "frontend") == 0) {
-    if (strcmp (value, "fuse") == 0)
-      service->frontend = FRONTEND_FUSE;
-    else if (strcmp (value, "nbd") == 0)
-      service->frontend = FRONTEND_NBD;
-    else {
-      *reason = "use fuse or nbd";
+    bool nbd;
+
+    if (parse_either (value, "fuse", "nbd", &nbd, reason) == -1)
       return -1;
-    }
+    service->frontend = nbd ? FRONTEND_NBD : FRONTEND_FUSE;
     return 0;
   }
   if (strcmp (key, "priority") == 0) {
@@ -118,15 +115,10 @@ service_set (struct cswap_service *service, const char *key,
     return 0;
   }
   if (strcmp (key, "halt-poll") == 0) {
-    if (strcmp (value, "auto") == 0)
-      service->halt_poll_keep = false;
-    else if (strcmp (value, "keep") == 0)
-      service->halt_poll_keep = true;
-    else {
-      *reason = "use auto or keep";
-      return -1;
-    }
-    return 0;
+    /* Checked only: the cswap helper acts on it (cswap(8) tune). */
+    bool keep;
+
+    return parse_either (value, "auto", "keep", &keep, reason);
   }
   return 1;
 }

@@ -20,7 +20,6 @@
 #define CSWAP_CONFIG_FILE_H
 
 #include <limits.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "config-origins.h"
@@ -45,7 +44,6 @@ struct cswap_service {
   int priority;                 /* priority = -1..32767, swapon -p */
   char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
   uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */
-  bool halt_poll_keep;          /* halt-poll = auto|keep (cswap(8) tune) */
 };
 
 extern void config_service_init (struct cswap_service *service);

@@ -144,14 +144,8 @@ options_set (struct cswap_options *options, const char *key,
     if (parse_yes_no (value, &encrypt, &reason) == 0)
       c->backing_encrypt_off = !encrypt;
   }
-  else if (strcmp (key, "compact") == 0) {
-    if (strcmp (value, "auto") == 0)
-      c->auto_compact_off = false;
-    else if (strcmp (value, "off") == 0)
-      c->auto_compact_off = true;
-    else
-      reason = "use auto or off";
-  }
+  else if (strcmp (key, "compact") == 0)
+    parse_either (value, "auto", "off", &c->auto_compact_off, &reason);
   else if (strcmp (key, "compact-threshold") == 0) {
     if (parse_int64 (value, 1, 100, &number, &reason) == 0)
       c->auto_compact_percent = number;

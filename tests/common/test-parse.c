@@ -104,6 +104,24 @@ tool_option_status (const char *arg)
 }
 
 static void
+test_either (void)
+{
+  const char *why = NULL;
+  bool second = true;
+
+  ok (parse_either ("auto", "auto", "off", &second, &why) == 0 && !second,
+      "auto of auto|off is the first");
+  ok (parse_either ("off", "auto", "off", &second, &why) == 0 && second,
+      "off of auto|off is the second");
+  ok (parse_either ("Off", "auto", "off", &second, &why) == -1
+      && why && strcmp (why, "use auto or off") == 0 && second,
+      "Off is refused, the value untouched (%s)", why ? why : "no reason");
+  ok (parse_either ("", "fuse", "nbd", &second, &why) == -1
+      && strcmp (why, "use fuse or nbd") == 0, "an empty value is refused (%s)",
+      why);
+}
+
+static void
 test_tool_option (void)
 {
   ok (tool_option_status ("7") == 0, "a tool option in range is returned");
@@ -120,6 +138,7 @@ main (void)
   test_percent ();
   test_integers ();
   test_yes_no ();
+  test_either ();
   test_tool_option ();
   return tap_done ();
 }
