@@ -188,6 +188,16 @@ start_zswap ()
   ZSWAP=yes
 }
 
+# thin_backing_options: a thin backing file in /var/tmp (a real disk)
+# for pages read back, as cswap options.
+thin_backing_options ()
+{
+  local backing
+  backing=$(mktemp /var/tmp/cswap-bench-backing.XXXXXX) || bail_out "mktemp /var/tmp"
+  cleanup_push rm -f "$backing"
+  echo "backing=$backing backing-size=$device_size backing-prealloc=no read-writeback=yes"
+}
+
 # setup_device NAME [OPTION=VALUE…]: sets DEV (a block device) and, for
 # userspace devices, DAEMON_PID (the process holding the data) and
 # NBDFUSE_PID.  Extra options go to cswap (both front ends).
@@ -200,10 +210,12 @@ setup_device ()
     cswap-nbdkit)  start_nbdkit "$plugin" size=$device_size ctl=none "$@" ;;
     cswap-fuse|cswap-fuse-tier)
                    start_cswap_fuse size=$device_size ctl=none transport=classic "$@" ;;
-    cswap-fuse-uring)
+    cswap-fuse-uring|cswap-fuse-uring-disk)
       # FUSE over io_uring: the caller has switched enable_uring on.
       [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] \
         || skip_all "FUSE over io_uring is off (/sys/module/fuse/parameters/enable_uring)"
+      # -disk: a thin backing file that takes the pages the kernel reads.
+      [[ $name != *-disk ]] || set -- "$@" $(thin_backing_options)
       start_cswap_fuse size=$device_size ctl=none transport=uring "$@" ;;
     nbdkit-zstd)   start_nbdkit memory size=$device_size allocator=zstd ;;
     nbdkit-sparse) start_nbdkit memory size=$device_size allocator=sparse ;;

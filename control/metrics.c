@@ -97,6 +97,8 @@ static const struct field fields[] = {
     "Bytes written to the backing file, padding included." },
   { "written_back_reads", COUNTER, S (store.written_back_reads),
     "Pages read back from the backing file (zram bd_reads)." },
+  { "read_pages_written_back", COUNTER, S (store.read_pages_written_back),
+    "Of written_back_pages, pages moved because the kernel had read them." },
   { "writeback_batches", COUNTER, S (store.writeback_batches),
     "Writeback batches." },
   { "uring_submissions", COUNTER, S (store.uring_submissions),

@@ -41,6 +41,8 @@ const char options_help[] =
   "accept-threshold=PERCENT  Writeback stops below this % of pool-limit (90).\n"
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
+  "read-writeback=yes|no     Write back pages the kernel has read (their\n"
+  "                          copy is kept only for a refault) (default no).\n"
   "reserve=SIZE              Most warm memory kept for new pool pages (8M).\n"
   "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n"
   "compact=auto|off          Compact the pool by itself (default auto).\n"
@@ -176,6 +178,8 @@ options_set (struct cswap_options *options, const char *key,
     if (parse_int64 (value, 0, UINT32_MAX, &number, &reason) == 0)
       c->idle_writeback_seconds = number;
   }
+  else if (strcmp (key, "read-writeback") == 0)
+    parse_yes_no (value, &c->read_writeback, &reason);
   else if (strcmp (key, "ctl") == 0) {
     if (value[0] == '\0' || strlen (value) >= sizeof options->ctl.path)
       reason = "the socket path must be 1..107 bytes";

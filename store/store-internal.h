@@ -6,7 +6,8 @@
  * { allocator class lock -> allocator pool lock | tier lock }.  Only one
  * slot lock is held at a time; the tier's lock is a leaf.  The writer's
  * wake lock (writeback-internal.h) is a leaf, taken under the writeback
- * mutex when a batch completes; the deferred queue's lock (deferred.c)
+ * mutex when a batch completes; the reads lock (writeback-reads.c) is a
+ * leaf under a slot lock; the deferred queue's lock (deferred.c)
  * is never held with any other.
  */
 #ifndef CSWAP_STORE_INTERNAL_H
@@ -27,6 +28,7 @@ struct store_counters {
   atomic_uint_fast64_t reads, writes, trims;
   atomic_uint_fast64_t failed_writes, read_errors, pool_limit_hits;
   atomic_uint_fast64_t written_back_pages, written_back_reads;
+  atomic_uint_fast64_t read_pages_written_back;
   atomic_uint_fast64_t writes_waited, segments_cleaned;
   atomic_uint_fast64_t pool_peak_bytes;
 };
@@ -106,6 +108,15 @@ extern void writeback_stop (struct writeback *wb);
  * Called with no slot lock held.
  */
 extern int writeback_make_room (struct store *store, unsigned needed_pages);
+/* Read writeback (writeback-reads.c): whether pages read back go to disk
+ * (false without a writer), and noting one: slot SLOT (I of CHUNK), just
+ * read, whose flags were FLAGS_BEFORE before the read.  Called with the
+ * slot's lock held.
+ */
+extern bool writeback_keeps_reads (struct writeback *wb);
+extern void writeback_note_read (struct writeback *wb,
+                                 struct slot_chunk *chunk, unsigned i,
+                                 uint32_t slot, uint8_t flags_before);
 
 /* deferred.c: the queue of pages stored raw for the compressor thread.
  * 4 MiB of raw pages: more than a burst of reclaim (32 pages a batch, a

@@ -481,8 +481,8 @@ decode_page (struct store *store, enum codec_id codec, const void *object,
 
 /* Slot I of CHUNK is tiered and OBJECT holds its bytes, just read from
  * disk: decodes them into PAGE and, when the pool has room below its
- * accept threshold, brings the page back into memory and frees its disk
- * copy.  Called with the slot's lock held.
+ * accept threshold and read writeback is off, brings the page back into
+ * memory and frees its disk copy.  Called with the slot's lock held.
  */
 static int
 finish_tiered_read (struct store *store, struct slot_chunk *chunk, unsigned i,
@@ -494,7 +494,8 @@ finish_tiered_read (struct store *store, struct slot_chunk *chunk, unsigned i,
 
   counter_add (&store->count.written_back_reads, 1);
   chunk->flags[i] = flags;
-  if (!pool_may_promote (store, length))
+  if (!pool_may_promote (store, length)
+      || writeback_keeps_reads (store->writeback))
     return decode_page (store, slot_flags_codec (flags), object, length, page);
   zs_handle handle = zs_malloc (store->pool, length, slot);
   if (handle != ZS_HANDLE_NONE) {
@@ -565,7 +566,10 @@ read_page (struct store *store, uint64_t slot, void *page)
   for (;;) {
     pthread_mutex_lock (lock);
     if (chunk == NULL || slot_flags_type (chunk->flags[i]) != SLOT_TIERED) {
+      uint8_t before = chunk ? chunk->flags[i] : 0;
       r = load_page (store, slot, page);
+      if (r == 0 && chunk && writeback_keeps_reads (store->writeback))
+        writeback_note_read (store->writeback, chunk, i, slot, before);
       break;
     }
     uint64_t word = chunk->word[i];
@@ -805,6 +809,8 @@ store_stats (struct store *store, struct store_stats *s)
     .tiered_pages = counter_get (&store->count.tiered_pages),
     .written_back_pages = counter_get (&store->count.written_back_pages),
     .written_back_reads = counter_get (&store->count.written_back_reads),
+    .read_pages_written_back =
+      counter_get (&store->count.read_pages_written_back),
     .writes_waited = counter_get (&store->count.writes_waited),
     .segments_cleaned = counter_get (&store->count.segments_cleaned),
   };

@@ -44,6 +44,12 @@ struct store_config {
   unsigned accept_threshold_percent;    /* 0: 90; writeback stops below it */
   unsigned writeback_batch_pages;       /* 0: 64 */
   unsigned idle_writeback_seconds;      /* 0: off */
+  /* Pages the kernel reads go to the backing file, and pages read from
+   * it stay there (writeback-reads.c), when untouched for
+   * read_writeback_wait_ms after the read (0: 1000; tests shorten it).
+   */
+  bool read_writeback;
+  unsigned read_writeback_wait_ms;
   /* Automatic compaction (auto-compact.c): when what compaction could
    * free reaches this percent of the pool (0: 10), and under memory
    * pressure.  Off: only store_compact() and writeback (after its
@@ -142,6 +148,9 @@ struct store_stats {
   uint64_t written_back_pages;  /* moved from memory to disk, since start */
   uint64_t written_back_bytes;  /* bytes written to disk (padding included) */
   uint64_t written_back_reads;  /* reads served from disk */
+  uint64_t read_pages_written_back;     /* of written_back_pages: pages
+                                           moved because the kernel read
+                                           them (read writeback) */
   uint64_t writeback_batches;
   uint64_t uring_submissions;   /* io_uring_enter calls */
   uint64_t writes_waited;       /* writes that waited for writeback */

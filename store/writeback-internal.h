@@ -6,13 +6,15 @@
  *   writeback-batch.c     a batch: fill, submit, settle each page, backoff
  *   writeback-clean.c     the store's answers to the tier's cleaner
  *   writeback-settings.c  batch size and idle-writeback settings
+ *   writeback-reads.c     pages the kernel has read back, to disk
  *   pool-limit.c          the pool limit and its accept threshold
  *
  * Lock order: writeback mutex (one batcher at a time: hand, batch,
  * pending list, cleaner, backoff) -> slot stripe lock ->
  * { allocator locks | tier lock }.  The wake lock guards the thread's
  * start, stop, wake-ups and the count of completed batches; it is a leaf,
- * taken under the writeback mutex when a batch completes.
+ * taken under the writeback mutex when a batch completes.  The reads
+ * lock (writeback-reads.c) is taken under a slot lock and is a leaf.
  */
 #ifndef CSWAP_WRITEBACK_INTERNAL_H
 #define CSWAP_WRITEBACK_INTERNAL_H
@@ -49,6 +51,15 @@ struct writeback {
   unsigned batches_since_compact;
 
   _Atomic unsigned batch_pages, idle_seconds;   /* writeback-settings.c */
+
+  bool reads_enabled;           /* writeback-reads.c; set at creation */
+  uint64_t reads_wait_ns;       /* between rotations; set at creation */
+  pthread_mutex_t reads_lock;   /* guards the five fields below */
+  uint32_t *reads_noting;       /* slots read since the last rotation */
+  unsigned reads_noted;
+  uint32_t *reads_waiting;      /* the generation before: judged next */
+  unsigned reads_waiting_count;
+  uint64_t reads_rotated_ns;
 
   pthread_mutex_t wake_lock;    /* guards the fields below */
   pthread_cond_t wake;          /* the thread waits for work */
@@ -107,6 +118,20 @@ extern struct tier_cleaner *writeback_cleaner_create (struct store *store);
  * batch empty.
  */
 extern void writeback_clean (struct writeback *wb);
+
+/* writeback-reads.c: pages read back go to disk (store_config's
+ * read_writeback).  Init 0 or -ENOMEM; destroy is safe after a failed
+ * init.
+ */
+extern int writeback_reads_init (struct writeback *wb,
+                                 const struct store_config *config);
+extern void writeback_reads_destroy (struct writeback *wb);
+/* Every wait (a second): writes out the pages noted a generation ago
+ * that nothing touched since, in batches.  The writer thread.
+ */
+extern void writeback_drain_reads (struct writeback *wb);
+/* When the next judgement is due (UINT64_MAX: never). */
+extern uint64_t writeback_reads_due_ns (struct writeback *wb);
 
 /* writeback-settings.c: the defaults for a new writer. */
 extern int writeback_settings_init (struct writeback *wb,

@@ -20,6 +20,9 @@
  * threads, a write makes room itself: a batch, and compaction if the pool
  * is still at its limit.
  *
+ * Pages the kernel has read back (writeback-reads.c) are judged every
+ * read-writeback wait, and those untouched since go out.
+ *
  * Ageing: every idle-writeback/3 seconds the thread ages the pages in
  * memory, serving writers that wait for room between chunks, and with
  * idle writeback on, writes out those that reached the top age.
@@ -223,6 +226,8 @@ writer_thread (void *opaque)
       uint64_t until = monotonic_ns () + 1000000000ull;   /* check the pool each second */
       if (until > next_age_ns)
         until = next_age_ns;
+      if (until > writeback_reads_due_ns (wb))
+        until = writeback_reads_due_ns (wb);
       struct timespec ts = { .tv_sec = until / 1000000000ull,
                              .tv_nsec = until % 1000000000ull };
       pthread_cond_timedwait (&wb->wake, &wb->wake_lock, &ts);
@@ -233,6 +238,7 @@ writer_thread (void *opaque)
     pthread_mutex_unlock (&wb->wake_lock);
 
     relieve_pressure (wb);
+    writeback_drain_reads (wb);
     if (monotonic_ns () >= next_age_ns) {
       age_sweep (wb);
       if (atomic_load_explicit (&wb->idle_seconds, memory_order_relaxed)) {
@@ -273,6 +279,11 @@ writeback_create (struct store *store, const struct store_config *config)
   pthread_cond_init (&wb->wake, &attr);
   pthread_condattr_destroy (&attr);
   pthread_cond_init (&wb->room, NULL);
+  if (writeback_reads_init (wb, config)) {
+    writeback_destroy (wb);
+    errno = ENOMEM;
+    return NULL;
+  }
   if (pool_accept_threshold_init (store, config->accept_threshold_percent)
       || writeback_settings_init (wb, config)) {
     writeback_destroy (wb);
@@ -290,6 +301,7 @@ writeback_destroy (struct writeback *wb)
   writeback_stop (wb);
   tier_batch_destroy (wb->batch);
   tier_cleaner_destroy (wb->cleaner);
+  writeback_reads_destroy (wb);
   pthread_cond_destroy (&wb->wake);
   pthread_cond_destroy (&wb->room);
   pthread_mutex_destroy (&wb->wake_lock);

@@ -10,7 +10,8 @@
  *                        small file fills up and is cleaned while reads
  *                        are interrupted; lifting the pool limit under
  *                        pressure stops writeback; no page goes twice
- *                        into one batch
+ *                        into one batch; pages read go to disk with read
+ *                        writeback, in the model too
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -82,8 +83,10 @@ make_page (uint64_t *rng, unsigned char *page)
   memcpy (page + rand64 (rng) % (CSWAP_PAGE_SIZE - 8), &stamp, 8);
 }
 
+/* READ_WAIT_MS: read writeback's wait (0: off). */
 static struct store *
-make_store (uint64_t pool_limit, bool thin, uint64_t backing_bytes)
+make_store_reads (uint64_t pool_limit, bool thin, uint64_t backing_bytes,
+                  unsigned read_wait_ms)
 {
   struct store_config config = {
     .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
@@ -93,11 +96,19 @@ make_store (uint64_t pool_limit, bool thin, uint64_t backing_bytes)
     .backing_size_bytes = backing_bytes,
     .backing_thin = thin,
     .writeback_batch_pages = 32,
+    .read_writeback = read_wait_ms > 0,
+    .read_writeback_wait_ms = read_wait_ms,
   };
   struct store *store = store_create (&config);
   if (store == NULL)
     tap_bail_out ("store_create: %s", store_create_error ());
   return store;
+}
+
+static struct store *
+make_store (uint64_t pool_limit, bool thin, uint64_t backing_bytes)
+{
+  return make_store_reads (pool_limit, thin, backing_bytes, 0);
 }
 
 struct worker {
@@ -225,19 +236,22 @@ run_workers (struct store *store, unsigned char *model, unsigned long ops,
 }
 
 static void
-test_model (unsigned long ops)
+test_model (unsigned long ops, bool read_writeback)
 {
-  struct store *store = make_store (POOL_LIMIT_BYTES, false, 24 << 20);
+  /* Read writeback judges every 2 ms, while the threads run. */
+  struct store *store = make_store_reads (POOL_LIMIT_BYTES, false, 24 << 20,
+                                          read_writeback ? 2 : 0);
   unsigned char *model = calloc (DEVICE_PAGES, CSWAP_PAGE_SIZE);
   struct worker w[THREADS];
   struct store_stats s;
-  unsigned long mismatches = 0, errors = 0, verify_errors;
+  unsigned long mismatches = 0, errors = 0, refused = 0, verify_errors;
 
   ok (store_start_background (store) == 0, "background writer starts");
   run_workers (store, model, ops, w);
   for (unsigned t = 0; t < THREADS; t++) {
     mismatches += w[t].mismatches;
-    errors += w[t].errors + w[t].refused;
+    errors += w[t].errors;
+    refused += w[t].refused;
   }
   store_stats (store, &s);
   diag ("written back %llu pages in %llu batches, %llu reads from disk, "
@@ -248,9 +262,14 @@ test_model (unsigned long ops)
         (unsigned long long) s.writes_waited,
         (unsigned long long) s.segments_cleaned,
         (unsigned long long) s.pool_bytes);
-  ok (mismatches == 0 && errors == 0,
-      "%d threads: every read returned what was last written (%lu mismatches, %lu errors)",
-      THREADS, mismatches, errors);
+  ok (mismatches == 0 && errors == 0 && refused == 0,
+      "%d threads%s: every read returned what was last written "
+      "(%lu mismatches, %lu errors, %lu writes refused)", THREADS,
+      read_writeback ? ", read writeback" : "", mismatches, errors, refused);
+  if (read_writeback)
+    ok (s.read_pages_written_back > 0,
+        "pages read went to disk (%llu)",
+        (unsigned long long) s.read_pages_written_back);
   ok (s.written_back_pages > 0 && s.written_back_reads > 0,
       "pages went to disk (%llu) and came back (%llu)",
       (unsigned long long) s.written_back_pages,
@@ -643,6 +662,87 @@ test_idle (void)
   store_destroy (store);
 }
 
+/* Read writeback: a page the kernel reads goes to disk, unless it was
+ * rewritten or read again before the writer judged it; pages never read
+ * stay.  The reads are noted before the writer starts, so that its first
+ * judgement sees them all, the later accesses included.  Off, the same
+ * reads move nothing.
+ */
+static void
+check_read_writeback (bool on)
+{
+  enum { PAGES = 256, READ = 32, REWRITTEN = 10, READ_AGAIN = 5 };
+  unsigned char *model = calloc (PAGES, CSWAP_PAGE_SIZE);
+  unsigned char got[CSWAP_PAGE_SIZE];
+  /* A wait of a second, the default: the checks below read every page,
+   * and are done long before those reads are judged.
+   */
+  struct store *store = make_store_reads (0, false, 16 << 20, on ? 1000 : 0);
+  uint64_t rng = 99;
+  struct store_stats s;
+
+  for (unsigned p = 0; p < PAGES; p++) {
+    unsigned char *page = model + (size_t) p * CSWAP_PAGE_SIZE;
+    uint64_t stamp = rand64 (&rng) | 1;         /* never same-filled */
+    memcpy (page, pagefile_page (&corpus, p % corpus.pages), CSWAP_PAGE_SIZE);
+    memcpy (page + 8 * (p % 16), &stamp, 8);
+    store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+  }
+  for (unsigned p = 0; p < READ; p++)
+    store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+  for (unsigned p = 0; p < REWRITTEN; p++) {
+    unsigned char *page = model + (size_t) p * CSWAP_PAGE_SIZE;
+    page[4000] ^= 0xff;
+    store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+  }
+  for (unsigned p = REWRITTEN; p < REWRITTEN + READ_AGAIN; p++)
+    store_read (store, got, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
+  store_start_background (store);
+  for (int tick = 0; tick < 50; tick++) {       /* at most 5 s */
+    store_stats (store, &s);
+    if (s.read_pages_written_back >= READ - REWRITTEN - READ_AGAIN)
+      break;
+    usleep (100000);
+  }
+  if (!on)
+    sleep (2);                  /* two of the writer's ticks: nothing */
+  unsigned expected = on ? READ - REWRITTEN - READ_AGAIN : 0;
+  sleep (1);                    /* one more judgement: nothing more goes */
+  store_stats (store, &s);
+  ok (s.read_pages_written_back == expected && s.tiered_pages == expected
+      && s.compressed_pages + s.huge_pages == PAGES - expected,
+      "read writeback %s: %llu of %u pages read went to disk (%u were "
+      "rewritten since, %u read again), %llu stay in memory",
+      on ? "on" : "off", (unsigned long long) s.read_pages_written_back,
+      READ, REWRITTEN, READ_AGAIN,
+      (unsigned long long) (s.compressed_pages + s.huge_pages));
+  bool intact = true;
+  for (unsigned p = 0; p < PAGES; p++)
+    intact &= store_read (store, got, CSWAP_PAGE_SIZE,
+                          (uint64_t) p * CSWAP_PAGE_SIZE) == 0
+      && memcmp (got, model + (size_t) p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE) == 0;
+  store_stats (store, &s);
+  ok (intact && (!on || s.written_back_reads == expected),
+      "every page reads back; %llu from disk, which stay there",
+      (unsigned long long) s.written_back_reads);
+  if (on)
+    ok (s.tiered_pages == expected, "no page read from disk came back into "
+        "memory (%llu on disk)", (unsigned long long) s.tiered_pages);
+  ok (store_zero (store, (uint64_t) PAGES * CSWAP_PAGE_SIZE, 0) == 0
+      && (store_stats (store, &s), s.backing_live_bytes == 0),
+      "a trim frees them on disk too");
+  store_destroy (store);
+  free (model);
+}
+
+static void
+test_read_writeback (void)
+{
+  check_read_writeback (false);
+  unlink (backing_path);
+  check_read_writeback (true);
+}
+
 /* `set pool-limit 0` means no limit.  Lifted while writers kept
  * writeback busy at the limit, it used to be read as a threshold of 0 by
  * the pressure loop, which then wrote the whole pool to disk (4,907 pages
@@ -773,7 +873,11 @@ main (int argc, char *argv[])
   else if (argc == 2 && strcmp (argv[1], "ring-faults") == 0)
     test_ring_faults (ops);
   else {
-    test_model (ops);
+    test_model (ops, false);
+    unlink (backing_path);
+    test_model (ops, true);
+    unlink (backing_path);
+    test_read_writeback ();
     unlink (backing_path);
     test_injected_eio ();
     unlink (backing_path);

@@ -1,0 +1,177 @@
+/* cswap: writeback — pages the kernel has read back.
+ *
+ * A page the kernel reads from a swap device that is not synchronous (a
+ * loop or NBD device; only zram is) stays in its swap cache, and its slot
+ * stays allocated, while swap is less than half full.  When the program
+ * dirties the page the kernel frees the slot, and tells a userspace
+ * device nothing.  So after a read, the copy in the pool is either needed
+ * only if the kernel drops its clean page and faults it again, or it is
+ * stale.  Measured on sqlite (doc/design.md, "Pages read back"), such
+ * copies were most of the pool at its peak.  With a backing file they can
+ * go there.
+ *
+ * But a page faulted again soon would then come from disk: a program that
+ * sweeps its memory read-only (stress-ng's verify passes) has its clean
+ * pages dropped and faulted again within a second.  So a page goes out
+ * only if nothing touched it for a while after its read:
+ *
+ *   - a read marks the page (idle age at the top, referenced bit clear:
+ *     every access undoes both) and notes its slot, unless it was marked
+ *     already (under a pool limit, the idle sweep and the CLOCK hand can
+ *     make that pair too, on a page that CLOCK then takes anyway);
+ *   - notes wait in two generations that rotate every second: at
+ *     each rotation the older one is judged, and a page still marked,
+ *     untouched for at least that long, joins a writeback batch;
+ *   - a queue full drops the note (the page simply stays in memory).
+ *
+ * Pages read from disk then stay there (no promotion): they would only be
+ * noted again.
+ *
+ * Lock order (writeback-internal.h): a reader notes under its slot lock,
+ * so slot stripe lock -> reads lock; the writer takes the reads lock alone
+ * to rotate the generations.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "monotonic.h"
+#include "writeback-internal.h"
+
+/* Notes per generation: 128 KiB of slot numbers, more pages than this
+ * machine's swap-ins in a second (about 25k/s at their fastest here).
+ */
+#define READ_QUEUE_PAGES 32768
+#define DEFAULT_READ_WAIT_MS 1000
+
+int
+writeback_reads_init (struct writeback *wb, const struct store_config *config)
+{
+  pthread_mutex_init (&wb->reads_lock, NULL);
+  wb->reads_enabled = config->read_writeback;
+  wb->reads_wait_ns = (config->read_writeback_wait_ms
+                       ? config->read_writeback_wait_ms
+                       : DEFAULT_READ_WAIT_MS) * 1000000ull;
+  if (!wb->reads_enabled)
+    return 0;
+  wb->reads_noting = calloc (READ_QUEUE_PAGES, sizeof *wb->reads_noting);
+  wb->reads_waiting = calloc (READ_QUEUE_PAGES, sizeof *wb->reads_waiting);
+  return wb->reads_noting && wb->reads_waiting ? 0 : -ENOMEM;
+}
+
+void
+writeback_reads_destroy (struct writeback *wb)
+{
+  free (wb->reads_noting);
+  free (wb->reads_waiting);
+  pthread_mutex_destroy (&wb->reads_lock);
+}
+
+bool
+writeback_keeps_reads (struct writeback *wb)
+{
+  return wb && wb->reads_enabled;
+}
+
+static bool
+read_marked (uint8_t flags)
+{
+  return slot_flags_age (flags) == SLOT_AGE_MAX && !(flags & SLOT_REFERENCED);
+}
+
+void
+writeback_note_read (struct writeback *wb, struct slot_chunk *chunk,
+                     unsigned i, uint32_t slot, uint8_t flags_before)
+{
+  uint8_t flags = chunk->flags[i];
+
+  if (read_marked (flags_before) || slot_flags_type (flags) != SLOT_STORED
+      || (flags & SLOT_DEFERRED))
+    return;
+  pthread_mutex_lock (&wb->reads_lock);
+  if (wb->reads_noted < READ_QUEUE_PAGES) {
+    wb->reads_noting[wb->reads_noted++] = slot;
+    chunk->flags[i] = slot_flags_with_age (flags, SLOT_AGE_MAX)
+      & ~SLOT_REFERENCED;
+  }
+  pthread_mutex_unlock (&wb->reads_lock);
+}
+
+/* Adds SLOT's page to the batch if it is still marked.  0, -E2BIG when
+ * the batch is full, or -ENOSPC.  Mutex held.
+ */
+static int
+add_read_page (struct writeback *wb, uint32_t slot)
+{
+  struct store *store = wb->store;
+  struct slot_chunk *chunk = slot_chunk (&store->table, slot);
+  unsigned i = slot % SLOTS_PER_CHUNK;
+  pthread_mutex_t *lock = slot_lock (&store->table, slot);
+  int r = 0;
+
+  pthread_mutex_lock (lock);
+  uint8_t flags = chunk->flags[i];
+  if (read_marked (flags) && slot_flags_type (flags) == SLOT_STORED
+      && !(flags & (SLOT_DEFERRED | SLOT_WRITEBACK))) {
+    uint64_t word = chunk->word[i];
+    r = writeback_batch_add (wb, slot, chunk, i,
+                             zs_object (store->pool, slot_word_handle (word)),
+                             slot_word_length (word));
+  }
+  pthread_mutex_unlock (lock);
+  return r;
+}
+
+/* Writes the pages of SLOTS still marked, in batches. */
+static void
+write_marked (struct writeback *wb, const uint32_t *slots, unsigned count)
+{
+  struct store *store = wb->store;
+  unsigned n = 0;
+
+  while (n < count) {
+    unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
+    int r = 0;
+
+    pthread_mutex_lock (&wb->mutex);
+    if (writeback_in_backoff (wb)) {
+      pthread_mutex_unlock (&wb->mutex);
+      return;                   /* the disk is failing: they stay */
+    }
+    writeback_clean (wb);
+    while (n < count && wb->pending_count < max
+           && (r = add_read_page (wb, slots[n])) == 0)
+      n++;
+    int moved = writeback_flush (wb);
+    pthread_mutex_unlock (&wb->mutex);
+    if (moved > 0)
+      counter_add (&store->count.read_pages_written_back, moved);
+    if (r == -ENOSPC || moved < 0)
+      return;                   /* the backing file is full or failing */
+  }
+}
+
+uint64_t
+writeback_reads_due_ns (struct writeback *wb)
+{
+  return wb->reads_enabled ? wb->reads_rotated_ns + wb->reads_wait_ns
+    : UINT64_MAX;
+}
+
+void
+writeback_drain_reads (struct writeback *wb)
+{
+  uint64_t now = monotonic_ns ();
+
+  if (!wb->reads_enabled || now < wb->reads_rotated_ns + wb->reads_wait_ns)
+    return;
+  write_marked (wb, wb->reads_waiting, wb->reads_waiting_count);
+
+  pthread_mutex_lock (&wb->reads_lock);
+  uint32_t *judged = wb->reads_waiting;
+  wb->reads_waiting = wb->reads_noting;
+  wb->reads_waiting_count = wb->reads_noted;
+  wb->reads_noting = judged;
+  wb->reads_noted = 0;
+  pthread_mutex_unlock (&wb->reads_lock);
+  wb->reads_rotated_ns = now;
+}
