@@ -157,6 +157,17 @@ packaged_config_ok () {
     && [[ $(tail -n 1 <<<"$out") == ok ]]
 }
 check "the packaged cswap-fuse accepts the packaged /etc/cswap.conf" packaged_config_ok
+# What cswap(8)'s examples tell a user to read or copy is there.
+examples_files_missing () {
+  local path missing=
+  for path in $(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$src/man/cswap.8" |
+                  grep -o '/\(etc\|usr\)/[^ :,;()]*[^ :,;().]' | sed 's/\\//g'); do
+    [[ -e $root$path ]] || missing+=" $path"
+  done
+  [[ -z $missing ]] || echo "# not in the package:$missing"
+  [[ -z $missing ]]
+}
+check "every file cswap(8)'s EXAMPLES names is in the package" examples_files_missing
 check "the helper runs the packaged daemon" \
   grep -q "^cswap_fuse=.*'/usr/sbin/cswap-fuse'" "$root/usr/sbin/cswap"
 check "the helper names the packaged plugin" \
