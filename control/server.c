@@ -1,6 +1,7 @@
 /* cswap: the control socket — one thread, one poll() loop, many clients.
  *
- * The socket is a Unix stream socket, mode 0600 in a 0700 directory, and
+ * The socket is a Unix stream socket, mode 0600 in a 0700 directory (with
+ * ctl-uid=, the socket is that user's and a directory made here 0711), and
  * every client is checked with SO_PEERCRED: root, or the one uid ctl-uid=
  * allows.  All clients are served by one thread, so that the control plane
  * costs one thread whatever happens, and no client can hold anything up:
@@ -340,9 +341,9 @@ someone_listens (const struct sockaddr_un *addr)
   return listening;
 }
 
-/* Makes the directory the socket goes into, 0700, if it is missing. */
+/* Makes the directory the socket goes into, with MODE, if it is missing. */
 static const char *
-make_directory (const char *path)
+make_directory (const char *path, mode_t mode)
 {
   char dir[CONTROL_PATH_MAX];
   char *slash;
@@ -352,7 +353,7 @@ make_directory (const char *path)
   if (slash == NULL || slash == dir)
     return NULL;
   *slash = '\0';
-  if (mkdir (dir, 0700) == -1 && errno != EEXIST)
+  if (mkdir (dir, mode) == -1 && errno != EEXIST)
     return explain ("%s: mkdir: %m", dir);
   return NULL;
 }
@@ -393,7 +394,9 @@ listen_on (struct control_server *s, const char **why)
   struct stat st;
   int fd;
 
-  if ((*why = make_directory (s->path)) != NULL)
+  /* ctl-uid's user must be able to pass through a directory made here. */
+  if ((*why = make_directory (s->path, s->allowed_uid >= 0 ? 0711 : 0700))
+      != NULL)
     return -1;
   memcpy (addr.sun_path, s->path, sizeof addr.sun_path);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -410,7 +413,12 @@ listen_on (struct control_server *s, const char **why)
   }
   if (bind_path (fd, &addr, why) == -1)
     goto fail;
+  /* The socket stays 0600; with ctl-uid it is that user's, so that the
+   * user can connect at all (SO_PEERCRED then lets in root and them only).
+   */
   if (lstat (s->path, &st) == -1 || chmod (s->path, 0600) == -1
+      || (s->allowed_uid >= 0
+          && chown (s->path, (uid_t) s->allowed_uid, (gid_t) -1) == -1)
       || listen (fd, LISTEN_BACKLOG) == -1) {
     *why = explain ("%s: %m", s->path);
     unlink (s->path);

@@ -123,22 +123,29 @@ check "nobody, socket opened up: the daemon refuses by uid, exit 1" \
   exits 1 "access denied: uid 65534" \
   as_nobody "$cswapctl" --socket "$tmp/ctl.sock" stats
 
-start_daemon uid ctl="$tmp/uid.sock" ctl-uid="$(id -u nobody)" ||
+# ctl-uid: the daemon lets that user reach the socket by itself: the
+# socket is the user's (still 0600), its directory, made by the daemon,
+# can be passed through (0711).
+uid_sock=$tmp/uid/uid.sock
+start_daemon uid ctl="$uid_sock" ctl-uid="$(id -u nobody)" ||
   echo "# the ctl-uid daemon did not start"
 uid_pid=$pid
-chmod 0666 "$tmp/uid.sock"
+check "ctl-uid=nobody: the socket is nobody's, mode 0600" \
+  test "$(stat -c %U:%a "$uid_sock")" = nobody:600
+check "ctl-uid=nobody: the directory the daemon made is 0711" \
+  test "$(stat -c %a "$tmp/uid")" = 711
 check "ctl-uid=nobody lets nobody in" \
-  exits 0 "\"ok\":true" as_nobody "$cswapctl" --socket "$tmp/uid.sock" --json stats
+  exits 0 "\"ok\":true" as_nobody "$cswapctl" --socket "$uid_sock" --json stats
 check "a second daemon on a socket in use fails" \
   exits 1 "another daemon is listening" \
   nbdkit -U - "$CSWAP_PLUGIN" size=1M ctl="$tmp/ctl.sock" --run true
 kill -KILL "$uid_pid"
 wait "$uid_pid" 2>/dev/null
-check "a daemon killed with SIGKILL leaves its socket" test -S "$tmp/uid.sock"
-start_daemon stale ctl="$tmp/uid.sock" || echo "# the daemon did not start"
+check "a daemon killed with SIGKILL leaves its socket" test -S "$uid_sock"
+start_daemon stale ctl="$uid_sock" || echo "# the daemon did not start"
 stale_pid=$pid
 check "the next daemon replaces a stale socket" \
-  exits 0 ALGORITHM "$cswapctl" --socket "$tmp/uid.sock" stats
+  exits 0 ALGORITHM "$cswapctl" --socket "$uid_sock" stats
 check "a file that is not a socket is left alone" \
   exits 1 "exists and is not a socket" \
   nbdkit -U - "$CSWAP_PLUGIN" size=1M ctl="$tmp/main.log" --run true
@@ -162,5 +169,5 @@ check "the data reads back over NBD" \
 kill -TERM "$stale_pid" "$main_pid"
 wait "$stale_pid" "$main_pid"
 check "a clean stop removes the socket" test ! -e "$tmp/ctl.sock"
-check "and the one it took over" test ! -e "$tmp/uid.sock"
+check "and the one it took over" test ! -e "$uid_sock"
 done_testing

@@ -1,17 +1,19 @@
 #!/bin/bash
 # shellcheck disable=SC2016,SC2317  # eval strings expand later; check calls the helpers
-# cswap: the Debian package, as a user gets it.  dpkg-buildpackage builds
-# it from a copy of the source tree; each .deb holds exactly the files
-# listed below, where Debian puts them; lintian finds neither an error nor
-# a warning.  Unpacked into a throwaway root, the unit verifies against
-# its own package's files and the plugin loads in nbdkit.  Installed into
-# another (dpkg --root, scripts run chrootless), the service is not
-# enabled, `systemctl enable` enables it, and a purge deletes the backing
-# file named in /etc/cswap.conf, /var/lib/cswap and /run/cswap, but never
-# reaches into a mount.  The maintainer scripts, run in a private mount
-# namespace with systemd and `cswap` stubbed, start or stop nothing on
-# install and upgrade, and a removal with the device up runs `cswap down`
-# and fails, stopping nothing, when that does.
+# cswap: the Debian package, as a user gets it.  Build-Depends names the
+# package of every library meson finds, so that a clean chroot builds it
+# too.  dpkg-buildpackage builds it from a copy of the source tree; each
+# .deb holds exactly the files listed below, where Debian puts them;
+# lintian finds neither an error nor a warning.  Unpacked into a throwaway
+# root, the unit verifies against its own package's files and the plugin
+# loads in nbdkit.  Installed into another (dpkg --root, scripts run
+# chrootless), the service is not enabled, `systemctl enable` enables it,
+# and a purge deletes the backing file named in /etc/cswap.conf,
+# /var/lib/cswap and /run/cswap, but never reaches into a mount.  The
+# maintainer scripts, run in a private mount namespace with systemd and
+# `cswap` stubbed, start or stop nothing on install and upgrade, and a
+# removal with the device up runs `cswap down` and fails, stopping
+# nothing, when that does.
 set -uo pipefail
 : "${CSWAP_SOURCE_ROOT:?run through meson test}" "${CSWAP_BUILD_ROOT:?}"
 source "$(dirname "$0")/../lib/tap.sh"
@@ -52,6 +54,21 @@ tar -C "$CSWAP_SOURCE_ROOT" --exclude=.git --exclude-tag-all=build.ninja -cf - .
   tar -C "$src" -xf -
 check "debian/changelog's version is meson's ($version)" \
   test "$(cd "$src" && dpkg-parsechangelog -SVersion)" = "$version"
+
+# A clean build (sbuild, a fresh CI container) has only what
+# Build-Depends names: each library meson finds with pkg-config must come
+# from a package listed there, or the package builds here and nowhere else.
+build_depends=$(sed -n '/^Build-Depends:/,/^[^ ]/s/^ \([a-z0-9][a-z0-9.+-]*\).*/\1/p' \
+  "$src/debian/control")
+missing=
+for dep in $(meson introspect "$CSWAP_BUILD_ROOT" --dependencies |
+               python3 -c 'import json, sys; print(*(d["name"] for d in json.load(sys.stdin)))'); do
+  pc=$(pkg-config --path "$dep" 2>/dev/null) || continue  # threads: no .pc
+  pkg=$(dpkg -S "$pc" 2>/dev/null | sed 's/[:,].*//')
+  grep -qx -- "$pkg" <<<"$build_depends" || missing+=" $dep (${pkg:-no package})"
+done
+check "Build-Depends names the package of every pkg-config dependency${missing:+; missing:$missing}" \
+  test -z "$missing"
 
 # Source and binaries, so that lintian sees both; the README's
 # `dpkg-buildpackage -b` is the binary half of this.  With the
@@ -140,6 +157,17 @@ packaged_config_ok () {
     && [[ $(tail -n 1 <<<"$out") == ok ]]
 }
 check "the packaged cswap-fuse accepts the packaged /etc/cswap.conf" packaged_config_ok
+# What cswap(8)'s examples tell a user to read or copy is there.
+examples_files_missing () {
+  local path missing=
+  for path in $(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$src/man/cswap.8" |
+                  grep -o '/\(etc\|usr\)/[^ :,;()]*[^ :,;().]' | sed 's/\\//g'); do
+    [[ -e $root$path ]] || missing+=" $path"
+  done
+  [[ -z $missing ]] || echo "# not in the package:$missing"
+  [[ -z $missing ]]
+}
+check "every file cswap(8)'s EXAMPLES names is in the package" examples_files_missing
 check "the helper runs the packaged daemon" \
   grep -q "^cswap_fuse=.*'/usr/sbin/cswap-fuse'" "$root/usr/sbin/cswap"
 check "the helper names the packaged plugin" \
