@@ -40,6 +40,7 @@
 #include "writeback-internal.h"
 
 #define COMPACT_EVERY_BATCHES 8
+#define EMPTY_PASSES_BEFORE_REFUSAL 3
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
@@ -138,6 +139,7 @@ relieve_pressure (struct writeback *wb)
 {
   struct store *store = wb->store;
   bool stop, waiting = writers_waiting (wb, &stop);
+  unsigned empty_passes = 0;
 
   if (!waiting && !pool_at_limit (store))
     return;
@@ -157,8 +159,23 @@ relieve_pressure (struct writeback *wb)
     pthread_mutex_unlock (&wb->mutex);
     waiting = writers_waiting (wb, &stop);
     if (moved <= 0) {
-      if (waiting)
-        writeback_post_batch (wb, -ENOSPC);       /* nothing written, or cannot be */
+      /* CLOCK found nothing: pages touched between its two laps have
+       * their bits clear now, so look again, twice.
+       */
+      if (moved == 0 && ++empty_passes < EMPTY_PASSES_BEFORE_REFUSAL)
+        continue;
+      /* Nothing (more) to write, or it cannot be written.  Another
+       * batch or a trim may have made room meanwhile (the pool was seen
+       * empty here), or holes in zspages hold it: the writers are
+       * refused only if, compacted, the pool still has no room for a
+       * zspage of any class.
+       */
+      if (waiting) {
+        struct zs_compact_result compacted;
+        store_compact (store, &compacted);
+        writeback_post_batch (wb, pool_has_room (store, ZS_MAX_PAGES_PER_ZSPAGE)
+                                  ? 0 : -ENOSPC);
+      }
       break;
     }
   }
