@@ -17,7 +17,8 @@ stats_line_print (FILE *f, struct store *store)
            "failed_writes=%llu read_errors=%llu pool_limit_hits=%llu "
            "pool_peak_bytes=%llu "
            "tiered_pages=%llu written_back_pages=%llu written_back_bytes=%llu "
-           "written_back_reads=%llu backing_used_bytes=%llu "
+           "written_back_reads=%llu read_pages_written_back=%llu "
+           "backing_used_bytes=%llu "
            "backing_live_bytes=%llu writeback_batches=%llu "
            "uring_submissions=%llu writes_waited=%llu backing_io_errors=%llu "
            "backing_enospc_errors=%llu backing_checksum_errors=%llu "
@@ -38,6 +39,7 @@ stats_line_print (FILE *f, struct store *store)
            (unsigned long long) s.written_back_pages,
            (unsigned long long) s.written_back_bytes,
            (unsigned long long) s.written_back_reads,
+           (unsigned long long) s.read_pages_written_back,
            (unsigned long long) s.backing_used_bytes,
            (unsigned long long) s.backing_live_bytes,
            (unsigned long long) s.writeback_batches,

@@ -255,13 +255,15 @@ test_model (unsigned long ops, bool read_writeback)
   }
   store_stats (store, &s);
   diag ("written back %llu pages in %llu batches, %llu reads from disk, "
-        "%llu waited, %llu segments cleaned, pool %llu bytes",
+        "%llu waited, %llu segments cleaned, pool %llu bytes, backing "
+        "file full %llu times",
         (unsigned long long) s.written_back_pages,
         (unsigned long long) s.writeback_batches,
         (unsigned long long) s.written_back_reads,
         (unsigned long long) s.writes_waited,
         (unsigned long long) s.segments_cleaned,
-        (unsigned long long) s.pool_bytes);
+        (unsigned long long) s.pool_bytes,
+        (unsigned long long) s.backing_enospc_errors);
   ok (mismatches == 0 && errors == 0 && refused == 0,
       "%d threads%s: every read returned what was last written "
       "(%lu mismatches, %lu errors, %lu writes refused)", THREADS,
