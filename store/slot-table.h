@@ -19,7 +19,8 @@
  *                        deferred.c)
  *
  * Referenced (CLOCK's second chance) is set by every read and write and
- * cleared by the writeback hand; the idle age (0..3) is reset by every
+ * cleared by the writeback hand (and by a read's mark for read
+ * writeback, with the age at its top); the idle age (0..3) is reset by every
  * access and advanced by the periodic idle sweep.  Under-writeback is set
  * when the writer copies the object into a batch; any access clears it,
  * which is how the writer learns, when the batch completes, that the page
@@ -41,6 +42,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "compress.h"
@@ -147,6 +149,21 @@ static inline uint8_t
 slot_flags_touch (uint8_t flags)
 {
   return (flags & ~(SLOT_AGE_MASK | SLOT_WRITEBACK)) | SLOT_REFERENCED;
+}
+
+/* A read the kernel made, marked for read writeback (writeback-reads.c):
+ * idle age at the top and referenced clear, a pair every access undoes.
+ */
+static inline uint8_t
+slot_flags_mark_read (uint8_t flags)
+{
+  return slot_flags_with_age (flags, SLOT_AGE_MAX) & ~SLOT_REFERENCED;
+}
+
+static inline bool
+slot_flags_read_marked (uint8_t flags)
+{
+  return slot_flags_age (flags) == SLOT_AGE_MAX && !(flags & SLOT_REFERENCED);
 }
 
 static inline uint64_t

@@ -23,7 +23,7 @@
 
 #include "store-internal.h"
 
-enum pick { PICK_CLOCK, PICK_IDLE, PICK_ALL };
+enum pick { PICK_CLOCK, PICK_IDLE, PICK_ALL, PICK_READ_MARKED };
 
 struct selection {
   enum pick pick;
@@ -78,6 +78,12 @@ struct writeback {
  */
 extern int writeback_gather (struct writeback *wb, const struct selection *sel,
                              uint64_t *cursor, uint64_t *budget, unsigned max);
+/* Adds slot SLOT of CHUNK to the batch if SEL picks it, under the slot's
+ * lock.  0, -E2BIG when the batch is full, or -ENOSPC.  Mutex held.
+ */
+extern int writeback_offer_slot (struct writeback *wb,
+                                 const struct selection *sel,
+                                 struct slot_chunk *chunk, uint64_t slot);
 /* Seconds between idle sweeps. */
 extern unsigned writeback_age_period_s (struct writeback *wb);
 /* Advances the idle age of every page in memory of the chunk holding

@@ -72,53 +72,22 @@ writeback_keeps_reads (struct writeback *wb)
   return wb && wb->reads_enabled;
 }
 
-static bool
-read_marked (uint8_t flags)
-{
-  return slot_flags_age (flags) == SLOT_AGE_MAX && !(flags & SLOT_REFERENCED);
-}
-
 void
 writeback_note_read (struct writeback *wb, struct slot_chunk *chunk,
                      unsigned i, uint32_t slot, uint8_t flags_before)
 {
   uint8_t flags = chunk->flags[i];
 
-  if (read_marked (flags_before) || slot_flags_type (flags) != SLOT_STORED
+  if (slot_flags_read_marked (flags_before)
+      || slot_flags_type (flags) != SLOT_STORED
       || (flags & SLOT_DEFERRED))
     return;
   pthread_mutex_lock (&wb->reads_lock);
   if (wb->reads_noted < READ_QUEUE_PAGES) {
     wb->reads_noting[wb->reads_noted++] = slot;
-    chunk->flags[i] = slot_flags_with_age (flags, SLOT_AGE_MAX)
-      & ~SLOT_REFERENCED;
+    chunk->flags[i] = slot_flags_mark_read (flags);
   }
   pthread_mutex_unlock (&wb->reads_lock);
-}
-
-/* Adds SLOT's page to the batch if it is still marked.  0, -E2BIG when
- * the batch is full, or -ENOSPC.  Mutex held.
- */
-static int
-add_read_page (struct writeback *wb, uint32_t slot)
-{
-  struct store *store = wb->store;
-  struct slot_chunk *chunk = slot_chunk (&store->table, slot);
-  unsigned i = slot % SLOTS_PER_CHUNK;
-  pthread_mutex_t *lock = slot_lock (&store->table, slot);
-  int r = 0;
-
-  pthread_mutex_lock (lock);
-  uint8_t flags = chunk->flags[i];
-  if (read_marked (flags) && slot_flags_type (flags) == SLOT_STORED
-      && !(flags & (SLOT_DEFERRED | SLOT_WRITEBACK))) {
-    uint64_t word = chunk->word[i];
-    r = writeback_batch_add (wb, slot, chunk, i,
-                             zs_object (store->pool, slot_word_handle (word)),
-                             slot_word_length (word));
-  }
-  pthread_mutex_unlock (lock);
-  return r;
 }
 
 /* Writes the pages of SLOTS still marked, in batches. */
@@ -126,6 +95,8 @@ static void
 write_marked (struct writeback *wb, const uint32_t *slots, unsigned count)
 {
   struct store *store = wb->store;
+  const struct selection sel = { .pick = PICK_READ_MARKED,
+                                 .include_huge = true };
   unsigned n = 0;
 
   while (n < count) {
@@ -139,7 +110,9 @@ write_marked (struct writeback *wb, const uint32_t *slots, unsigned count)
     }
     writeback_clean (wb);
     while (n < count && wb->pending_count < max
-           && (r = add_read_page (wb, slots[n])) == 0)
+           && (r = writeback_offer_slot (wb, &sel,
+                                         slot_chunk (&store->table, slots[n]),
+                                         slots[n])) == 0)
       n++;
     int moved = writeback_flush (wb);
     pthread_mutex_unlock (&wb->mutex);

@@ -5,8 +5,10 @@
  * taking pages whose bit was already clear.  An idle sweep every
  * idle-writeback/3 seconds ages the pages in memory (2 bits, reset by any
  * access); those reaching the top age, idle for about idle-writeback
- * seconds, go out proactively.  Same-filled pages never go to disk (they
- * live in the slot word); raw pages do.
+ * seconds, go out proactively.  Pages the kernel read and left alone
+ * carry a read mark (slot-table.h), which read writeback picks
+ * (writeback-reads.c).  Same-filled pages never go to disk (they live in
+ * the slot word); raw pages do.
  *
  * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock.
  * The sweeps take one slot lock at a time.
@@ -53,8 +55,30 @@ select_slot (const struct selection *sel, struct slot_chunk *chunk, unsigned i)
     return slot_flags_age (flags) >= sel->min_age;
   case PICK_ALL:
     return true;
+  case PICK_READ_MARKED:
+    return slot_flags_read_marked (flags);
   }
   return false;
+}
+
+int
+writeback_offer_slot (struct writeback *wb, const struct selection *sel,
+                      struct slot_chunk *chunk, uint64_t slot)
+{
+  struct store *store = wb->store;
+  unsigned i = slot % SLOTS_PER_CHUNK;
+  pthread_mutex_t *lock = slot_lock (&store->table, slot);
+  int r = 0;
+
+  pthread_mutex_lock (lock);
+  if (select_slot (sel, chunk, i)) {
+    uint64_t word = chunk->word[i];
+    r = writeback_batch_add (wb, slot, chunk, i,
+                             zs_object (store->pool, slot_word_handle (word)),
+                             slot_word_length (word));
+  }
+  pthread_mutex_unlock (lock);
+  return r;
 }
 
 int
@@ -68,22 +92,12 @@ writeback_gather (struct writeback *wb, const struct selection *sel,
     uint64_t slot = *cursor;
     struct slot_chunk *chunk = slot_chunk (table, slot);
     uint64_t step = chunk ? 1 : SLOTS_PER_CHUNK - slot % SLOTS_PER_CHUNK;
-    unsigned i = slot % SLOTS_PER_CHUNK;
-    int r = 0;
 
     *budget -= step < *budget ? step : *budget;
     *cursor = slot + step < table->slots ? slot + step : 0;
     if (chunk == NULL)
       continue;
-    pthread_mutex_t *lock = slot_lock (table, slot);
-    pthread_mutex_lock (lock);
-    if (select_slot (sel, chunk, i)) {
-      uint64_t word = chunk->word[i];
-      r = writeback_batch_add (wb, slot, chunk, i,
-                               zs_object (store->pool, slot_word_handle (word)),
-                               slot_word_length (word));
-    }
-    pthread_mutex_unlock (lock);
+    int r = writeback_offer_slot (wb, sel, chunk, slot);
     if (r == -E2BIG)
       break;                    /* the buffer is full: submit what we have */
     if (r)
