@@ -17,6 +17,11 @@
  *     the caller's eventfd.
  * The rings are made by uring_queues_create(), before the daemon forks
  * (the io_uring fd and its mappings are inherited); the threads only after.
+ * Each ring has one submitter, its thread, and defers the kernel's task
+ * work (SINGLE_ISSUER, DEFER_TASKRUN): a request reaches the thread as
+ * work run inside its own io_uring_enter, not as a signal-like
+ * notification that interrupts it.  Such a ring binds to the task that
+ * enables it, so it is made disabled and the thread enables it.
  *
  * Threads and locking: each ring, its entries and buffers belong to one
  * thread only.  The threads share the device (thread-safe) and, while
@@ -34,6 +39,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/param.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fuse-raw.h"
@@ -191,6 +197,19 @@ serve_entry (struct uring_entry *entry)
                      commit_id);
 }
 
+/* Makes the calling thread the ring's one submitter.  liburing 2.3
+ * declares io_uring_enable_rings() but its library lacks it, so this is
+ * the system call.
+ */
+static int
+enable_ring (struct uring_queue *queue)
+{
+  if (syscall (__NR_io_uring_register, queue->ring.ring_fd,
+               IORING_REGISTER_ENABLE_RINGS, NULL, 0) == -1)
+    return -errno;
+  return 0;
+}
+
 /* Registers every entry; returns 0 or the kernel's refusal (negative). */
 static int
 register_entries (struct uring_queue *queue)
@@ -260,7 +279,9 @@ queue_thread_main (void *arg)
   int r;
 
   memory_safety_mark_io_thread ();
-  r = register_entries (queue);
+  r = enable_ring (queue);
+  if (r == 0)
+    r = register_entries (queue);
   pthread_mutex_lock (&owner->lock);
   if (r < 0 && owner->first_error == 0)
     owner->first_error = r;
@@ -276,7 +297,9 @@ static int
 make_queue (struct uring_queue *queue)
 {
   struct io_uring_params params = {
-    .flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32,
+    .flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32
+      | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN
+      | IORING_SETUP_R_DISABLED,
   };
   int r;
 
