@@ -130,7 +130,11 @@ int
 main (int argc, char **argv)
 {
   static const struct codec_config configs[] = {
-    { CODEC_LZ4, 0 }, { CODEC_ZSTD, 1 }, { CODEC_ZSTD, 3 },
+    /* The default, the faster and the stronger zstd levels around it:
+     * what a switch of codec or level would trade (doc/design.md).
+     */
+    { CODEC_LZ4, 0 }, { CODEC_ZSTD, -3 }, { CODEC_ZSTD, 1 }, { CODEC_ZSTD, 3 },
+    { CODEC_ZSTD, 6 },
   };
   struct pagefile pf;
   struct page_set s = { 0 };

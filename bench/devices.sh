@@ -231,6 +231,11 @@ setup_device ()
       cleanup_push rm -f "$DEV_FILE"
       truncate -s $((block_pages * 4096)) "$DEV_FILE" || bail_out "truncate $DEV_FILE"
       ;;
+    loop-zram)
+      # The loop layer in front of zram: how fast swap can be through a
+      # loop device when the store behind it is as fast as the kernel's.
+      start_zram lz4
+      DEV_FILE=$DEV ;;
     *) bail_out "unknown device $name" ;;
   esac
   if [[ -n $DEV_FILE && $name == cswap-fuse* && ${ladder_step:-0} != 0 ]]; then
