@@ -35,11 +35,20 @@ reserve (size_t bytes)
   return p == MAP_FAILED ? NULL : p;
 }
 
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24         /* Linux 5.18; older headers lack it */
+#endif
+
 /* The one place that hands a zspage's memory back to the kernel.  Under
- * mlockall the pages are locked and MADV_DONTNEED refuses them (EINVAL):
- * then a fresh anonymous mapping is put over the range instead, which
- * frees them; it has the same flags as its neighbours, so the kernel
- * merges it back into one mapping and vm.max_map_count is not consumed.
+ * mlockall the pages are locked, and MADV_DONTNEED refuses them (EINVAL).
+ * MADV_DONTNEED_LOCKED frees them under the address-space lock taken for
+ * reading, as a page fault takes it.  Before Linux 5.18 (EINVAL again) a
+ * fresh anonymous mapping is put over the range instead; it has the same
+ * flags as its neighbours, so the kernel merges it back into one mapping
+ * and vm.max_map_count is not consumed, but it takes that lock for
+ * writing, behind every thread in a page fault: under whole-machine
+ * pressure one of those may be waiting for reclaim, and so for this
+ * device (doc/design.md, "Staying alive under memory pressure").
  */
 void
 release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
@@ -47,9 +56,12 @@ release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
   void *base = zspage_base (pool, id);
   size_t bytes = (size_t) pages * CSWAP_PAGE_SIZE;
 
-  if (madvise (base, bytes, MADV_DONTNEED) == -1 && errno == EINVAL)
-    mmap (base, bytes, PROT_READ | PROT_WRITE,
-          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (madvise (base, bytes, MADV_DONTNEED) == 0 || errno != EINVAL)
+    return;
+  if (madvise (base, bytes, MADV_DONTNEED_LOCKED) == 0 || errno != EINVAL)
+    return;
+  mmap (base, bytes, PROT_READ | PROT_WRITE,
+        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
 /* Faults in a new zspage's pages with one system call instead of one

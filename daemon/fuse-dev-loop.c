@@ -97,6 +97,11 @@ dev_thread_main (void *arg)
     fprintf (stderr, "cswap-fuse: no memory for a /dev/fuse thread\n");
     goto out;
   }
+  /* Faulted in now: under mlockall's MCL_ONFAULT a buffer's pages are
+   * otherwise first touched by a request, when memory may be shortest.
+   */
+  memset (buf, 0, READ_BUFFER_BYTES);
+  memset (reply_payload, 0, RAW_PAYLOAD_BYTES);
   for (;;) {
     struct pollfd fds[] = {
       { .fd = loop->fd, .events = POLLIN },

@@ -340,7 +340,15 @@ choose_raw_transport (enum fuse_transport_choice choice)
   case TRANSPORT_CLASSIC:
     return 0;
   case TRANSPORT_AUTO:
-    return fuse_uring_enabled (NULL);
+    /* The raw server even without io_uring: its read()/write() threads
+     * are all started up front with their buffers, where libfuse's loop
+     * makes a thread (an mmap of its stack) when every one is busy,
+     * which is when memory is shortest: under whole-machine pressure that
+     * mmap waits for the address-space lock behind a thread that waits
+     * for reclaim, which waits for this daemon (doc/design.md, "Staying
+     * alive under memory pressure").
+     */
+    return 1;
   case TRANSPORT_URING:
     if (fuse_uring_enabled (&why))
       return 1;

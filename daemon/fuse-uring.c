@@ -311,6 +311,10 @@ make_queue (struct uring_queue *queue)
     entry->payload = aligned_alloc (CSWAP_PAGE_SIZE, RAW_PAYLOAD_BYTES);
     if (entry->header == NULL || entry->payload == NULL)
       return -ENOMEM;
+    /* Faulted in now: under mlockall's MCL_ONFAULT a buffer's pages are
+     * otherwise first touched by a request, when memory may be shortest.
+     */
+    memset (entry->payload, 0, RAW_PAYLOAD_BYTES);
     entry->iov[0] = (struct iovec) { entry->header, sizeof *entry->header };
     entry->iov[1] = (struct iovec) { entry->payload, RAW_PAYLOAD_BYTES };
   }

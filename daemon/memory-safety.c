@@ -1,6 +1,8 @@
 /* cswap: memory locking, I/O-flusher threads, OOM score (see the header). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,8 +17,14 @@
 #define PR_SET_IO_FLUSHER 57    /* Linux 5.6; older headers lack it */
 #endif
 
+/* What each I/O thread faults in of its stack before its first request:
+ * the deepest the data path goes (lz4's state is 16 KiB on the stack) with
+ * room to spare.  Under MCL_ONFAULT the pages then stay locked.
+ */
+#define IO_STACK_PREFAULT_BYTES (128 * 1024)
+
 static atomic_bool io_flusher_warned;
-static __thread bool io_flusher_tried;
+static __thread bool io_thread_ready;
 
 static void
 warn (const char *what, int err)
@@ -45,12 +53,73 @@ set_oom_score_adj (int value)
   return r;
 }
 
+/* Marks the calling thread PR_SET_IO_FLUSHER, warning once per process. */
+static void
+set_io_flusher (void)
+{
+  if (prctl (PR_SET_IO_FLUSHER, 1, 0, 0, 0) == -1
+      && !atomic_exchange (&io_flusher_warned, true))
+    warn ("prctl PR_SET_IO_FLUSHER (needs CAP_SYS_RESOURCE; under memory "
+          "pressure an I/O thread may wait on reclaim)", errno);
+}
+
+/* Locks every file the process has mapped, whole: its text, its
+ * libraries and their data.  MCL_ONFAULT locks only the pages touched so
+ * far, and code first run under pressure (an error path, compaction,
+ * writeback) would then be read in from the root file system exactly
+ * when memory is shortest, by a thread the kernel is waiting on.
+ * Mappings without access (a library's guard gaps) are left alone.
+ */
+static void
+lock_mapped_files (void)
+{
+  FILE *maps = fopen ("/proc/self/maps", "re");
+  char line[512];
+
+  if (maps == NULL) {
+    warn ("/proc/self/maps", errno);
+    return;
+  }
+  while (fgets (line, sizeof line, maps)) {
+    uintptr_t start, end;
+    char perms[5];
+    int path_at = 0;
+
+    if (sscanf (line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %*s %n",
+                &start, &end, perms, &path_at) != 3
+        || path_at == 0 || line[path_at] != '/' || strcmp (perms, "---p") == 0)
+      continue;
+    if (mlock ((void *) start, end - start) == -1) {
+      warn ("mlock of a mapped file", errno);
+      break;
+    }
+  }
+  fclose (maps);
+}
+
 int
 memory_safety_setup (void)
 {
   if (set_oom_score_adj (-1000) == -1)
     warn ("oom_score_adj -1000 (needs CAP_SYS_RESOURCE; the OOM killer "
           "may pick this daemon)", errno);
+  /* Every thread of the daemon, not only those serving requests: the
+   * threads share one address space, and a thread that reclaims with I/O
+   * waits for this very device while holding the address-space lock
+   * (a page fault takes it), so a thread waiting to map or unmap
+   * anything, and every fault behind it, waits too.  Threads inherit
+   * the flag, so set here, before the daemon starts any, it covers them
+   * all, nbdkit's too.
+   */
+  set_io_flusher ();
+  /* malloc on the request path (nbdkit's request buffers, libfuse's
+   * requests) keeps reusing its heap: no mmap and munmap per buffer, no
+   * trimming of freed memory back to the kernel, either of which takes
+   * the address-space lock for writing and faults in fresh pages.
+   */
+  mallopt (M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  mallopt (M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+  mallopt (M_TOP_PAD, 4 * 1024 * 1024);  /* and grows it seldom */
   if (mlockall (MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) == -1) {
     int saved_errno = errno;
     warn ("mlockall (raise LimitMEMLOCK/ulimit -l, or run as root)",
@@ -58,17 +127,29 @@ memory_safety_setup (void)
     errno = saved_errno;
     return -1;
   }
+  lock_mapped_files ();
   return 0;
+}
+
+/* Faults in the stack below the caller's frame; noinline and the
+ * volatile writes keep the compiler from shrinking or dropping it.
+ */
+static __attribute__ ((noinline)) void
+prefault_stack (void)
+{
+  volatile char depth[IO_STACK_PREFAULT_BYTES];
+
+  for (size_t i = 0; i < sizeof depth; i += 4096)
+    depth[i] = 0;
+  depth[sizeof depth - 1] = 0;
 }
 
 void
 memory_safety_mark_io_thread (void)
 {
-  if (io_flusher_tried)
+  if (io_thread_ready)
     return;
-  io_flusher_tried = true;
-  if (prctl (PR_SET_IO_FLUSHER, 1, 0, 0, 0) == -1
-      && !atomic_exchange (&io_flusher_warned, true))
-    warn ("prctl PR_SET_IO_FLUSHER (needs CAP_SYS_RESOURCE; under memory "
-          "pressure an I/O thread may wait on reclaim)", errno);
+  io_thread_ready = true;
+  set_io_flusher ();
+  prefault_stack ();
 }

@@ -6,10 +6,14 @@
  *  - locks its memory (mlockall with MCL_ONFAULT: only what it touches is
  *    resident, unlike nbdkit --swap, which would fault in all of nbdkit's
  *    static buffers and thread stacks), so it is never swapped out itself;
- *  - marks every thread that serves I/O PR_SET_IO_FLUSHER, which makes
- *    the kernel allocate for it without recursing into I/O (the control
- *    plane stays on threads without the flag: it makes every allocation of
- *    the thread NOIO, which only the I/O path should pay for);
+ *    and locks every mapped file whole (text and libraries), so that no
+ *    page of its code has to be read in under pressure;
+ *  - marks every one of its threads PR_SET_IO_FLUSHER, which makes the
+ *    kernel allocate for it without recursing into I/O: the control
+ *    plane too, since all threads share one address-space lock, and one
+ *    thread waiting on reclaim while holding it stalls the rest;
+ *  - keeps malloc from mapping and unmapping memory on the request path,
+ *    and faults in each I/O thread's stack before its first request;
  *  - asks the OOM killer to spare it (oom_score_adj -1000).
  * The last two need CAP_SYS_RESOURCE; without it cswap warns once and
  * goes on: a daemon that refuses to start helps nobody.
@@ -17,16 +21,19 @@
 #ifndef CSWAP_MEMORY_SAFETY_H
 #define CSWAP_MEMORY_SAFETY_H
 
-/* Locks memory and sets the OOM score, warning on stderr ("cswap:
- * warning: …") about what it could not do.  Call it after any fork:
- * memory locks are not inherited by a child.  Returns 0, or -1 when
+/* Marks the calling thread an I/O flusher, locks memory and sets the OOM
+ * score, warning on stderr ("cswap: warning: …") about what it could not
+ * do.  Call it after any fork (memory locks are not inherited by a
+ * child) and before starting any thread (which inherits the mark).  Returns 0, or -1 when
  * mlockall itself failed (errno set; the caller decides whether to go on).
  */
 extern int memory_safety_setup (void);
 
-/* Marks the calling thread as an I/O flusher, once per thread: call it at
- * the top of every request handler (nbdkit and libfuse make their worker
- * threads themselves).  Cheap after the first call in a thread.
+/* Readies the calling thread for the I/O path, once per thread: marks it
+ * an I/O flusher (threads started after memory_safety_setup inherit the
+ * mark already) and faults in its stack.  Call it at the top of every
+ * request handler (nbdkit and libfuse make their worker threads
+ * themselves).  Cheap after the first call in a thread.
  */
 extern void memory_safety_mark_io_thread (void);
 

@@ -10,8 +10,8 @@
 #   classic        --transport classic (libfuse's loop)
 #   uring          --transport uring, with enable_uring turned on
 #   auto-off       the default transport (auto) with enable_uring turned
-#                  off: it must fall back to classic, and --transport uring
-#                  must fail, however it is given
+#                  off: it must fall back to its own read/write threads,
+#                  and --transport uring must fail, however it is given
 #   uring-refused  auto with enable_uring on, but the kernel made to refuse
 #                  the ring registrations (CSWAP_FUSE_URING_FAULT=refuse):
 #                  after answering INIT itself the daemon must serve with
@@ -61,7 +61,7 @@ case $mode in
   auto-off)
     enable_uring_set N || skip "cannot turn FUSE over io_uring off ($ENABLE_URING_PARAM)"
     transport_args=()
-    transport_line="transport: classic"
+    transport_line="transport: read/write on /dev/fuse, [0-9]+ threads \(no io_uring: the kernel's FUSE_INIT does not offer"
     ;;
   uring-refused)
     enable_uring_set Y || skip "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
