@@ -12,6 +12,8 @@
  *                        pressure stops writeback; no page goes twice
  *                        into one batch; pages read go to disk with read
  *                        writeback, in the model too
+ *   test-tier rewrite    only the last of those: pages rewritten and read
+ *                        while batches take them (issue #27, item 1)
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -826,6 +828,86 @@ test_no_page_twice (void)
   store_destroy (store);
 }
 
+/* Issue #27, item 1: a page rewritten and read while it is in a batch
+ * must not come back as the copy the batch took.  Read writeback judges
+ * every millisecond; each thread works on two pages of its own in
+ * bursts, writing and reading one page up to 40 times over, so that it
+ * is noted again and again in one generation and a batch meets it
+ * several times: the batch takes a copy, the thread writes the next and
+ * reads it (a new read mark, the under-writeback bit cleared), and the
+ * batch takes the page again.  Then the thread leaves the page alone for
+ * a while, so that nothing touches it before the batch completes, and
+ * at its next burst reads it first: that read must return the last
+ * write.  Every other read is checked too.
+ */
+struct rewriter {
+  struct store *store;
+  unsigned first;
+  unsigned long rounds, mismatches, errors;
+  uint64_t seed;
+};
+
+#define REWRITE_PAGES 2u
+#define REWRITE_BURST 400u
+
+static void *
+rewrite_and_read (void *opaque)
+{
+  struct rewriter *w = opaque;
+  unsigned char model[REWRITE_PAGES][CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
+
+  memset (model, 0, sizeof model);
+  for (unsigned long n = 0; n < w->rounds; n++) {
+    unsigned p = n % REWRITE_PAGES;
+    uint64_t offset = (uint64_t) (w->first + p) * CSWAP_PAGE_SIZE;
+    unsigned burst = 1 + rand64 (&w->seed) % REWRITE_BURST;
+
+    for (unsigned b = 0; b <= burst; b++) {
+      if (store_read (w->store, got, CSWAP_PAGE_SIZE, offset))
+        w->errors++;
+      else if (memcmp (got, model[p], CSWAP_PAGE_SIZE))
+        w->mismatches++;
+      if (b == burst)
+        break;
+      make_page (&w->seed, model[p]);
+      if (store_write (w->store, model[p], CSWAP_PAGE_SIZE, offset))
+        w->errors++;
+    }
+    usleep (2000);
+  }
+  return NULL;
+}
+
+static void
+test_rewrite_during_batch (unsigned long ops)
+{
+  struct store *store = make_store_reads (0, false, 64 << 20, 1);
+  struct rewriter w[THREADS];
+  pthread_t tid[THREADS];
+  unsigned long mismatches = 0, errors = 0;
+  struct store_stats s;
+
+  /* Batches long enough to meet each page many times. */
+  store_set_writeback_batch (store, STORE_MAX_WRITEBACK_BATCH);
+  store_start_background (store);
+  for (unsigned t = 0; t < THREADS; t++) {
+    w[t] = (struct rewriter) { .store = store, .first = t * REWRITE_PAGES,
+                               .rounds = ops / 10, .seed = 0xabcdef + t };
+    pthread_create (&tid[t], NULL, rewrite_and_read, &w[t]);
+  }
+  for (unsigned t = 0; t < THREADS; t++) {
+    pthread_join (tid[t], NULL);
+    mismatches += w[t].mismatches;
+    errors += w[t].errors;
+  }
+  store_stats (store, &s);
+  ok (mismatches == 0 && errors == 0 && s.read_pages_written_back > 0,
+      "pages rewritten and read during batches: every read returned the "
+      "last write (%lu mismatches, %lu errors; %llu pages read went to disk)",
+      mismatches, errors, (unsigned long long) s.read_pages_written_back);
+  store_destroy (store);
+}
+
 static void
 test_bad_backing (void)
 {
@@ -874,6 +956,8 @@ main (int argc, char *argv[])
     test_full_disk ();
   else if (argc == 2 && strcmp (argv[1], "ring-faults") == 0)
     test_ring_faults (ops);
+  else if (argc == 2 && strcmp (argv[1], "rewrite") == 0)
+    test_rewrite_during_batch (ops);
   else {
     test_model (ops, false);
     unlink (backing_path);
@@ -894,6 +978,8 @@ main (int argc, char *argv[])
     test_lift_limit ();
     unlink (backing_path);
     test_no_page_twice ();
+    unlink (backing_path);
+    test_rewrite_during_batch (ops);
     unlink (backing_path);
     test_bad_backing ();
   }
