@@ -11,7 +11,9 @@
  *                        are interrupted; lifting the pool limit under
  *                        pressure stops writeback; no page goes twice
  *                        into one batch; pages read go to disk with read
- *                        writeback, in the model too
+ *                        writeback, in the model too; pages rewritten and
+ *                        read while batches take them read back as last
+ *                        written
  *   test-tier rewrite    only the last of those: pages rewritten and read
  *                        while batches take them (issue #27, item 1)
  *   test-tier ring-faults
