@@ -13,9 +13,13 @@
  *                        into one batch; pages read go to disk with read
  *                        writeback, in the model too; pages rewritten and
  *                        read while batches take them read back as last
- *                        written
+ *                        written; a read that slept while its page's
+ *                        place on disk was reused brings nothing old back
  *   test-tier rewrite    only the last of those: pages rewritten and read
  *                        while batches take them (issue #27, item 1)
+ *   test-tier reuse      only this one: a read that slept on the disk
+ *                        while its page's place was reused for the page's
+ *                        next copy (issue #27, item 2)
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -910,6 +914,105 @@ test_rewrite_during_batch (unsigned long ops)
   store_destroy (store);
 }
 
+/* Issue #27, item 2: a read of a tiered page drops the slot lock for
+ * the disk read.  Meanwhile the page is trimmed, which frees its segment,
+ * and rewritten and written back: into the same segment, at the same
+ * offset, with the same length (an incompressible page).  The slot word
+ * is as it was, but the bytes read are the old page's, and a read that
+ * takes them for the page's brings them back into memory (promotion):
+ * from then on the page reads as the old copy.  The read is slowed down
+ * (read-slow, io-fault.h) so that all this happens while it sleeps.
+ */
+struct slow_reader {
+  struct store *store;
+  unsigned char got[CSWAP_PAGE_SIZE];
+  int r;
+};
+
+static void *
+read_page_zero (void *opaque)
+{
+  struct slow_reader *reader = opaque;
+  reader->r = store_read (reader->store, reader->got, CSWAP_PAGE_SIZE, 0);
+  return NULL;
+}
+
+static void
+fill_noise (uint64_t *rng, unsigned char *page)
+{
+  for (unsigned i = 0; i < CSWAP_PAGE_SIZE; i += 8) {
+    uint64_t v = rand64 (rng);
+    memcpy (page + i, &v, 8);
+  }
+}
+
+static void
+check_read_meets_reuse (bool encrypt_off)
+{
+  unsigned char old_page[CSWAP_PAGE_SIZE], new_page[CSWAP_PAGE_SIZE];
+  unsigned char got[CSWAP_PAGE_SIZE];
+  uint64_t rng = 5, faults[IO_FAULT_KINDS];
+  struct store_writeback_result r;
+  struct store_stats before, after;
+  struct store_config config = {
+    .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .backing_path = backing_path,
+    .backing_size_bytes = 8 << 20,
+    .backing_encrypt_off = encrypt_off,
+  };
+
+  setenv ("CSWAP_TIER_FAULT", "read-slow:100", 1);
+  struct store *store = store_create (&config);
+  unsetenv ("CSWAP_TIER_FAULT");
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  fill_noise (&rng, old_page);
+  fill_noise (&rng, new_page);
+  store_write (store, old_page, CSWAP_PAGE_SIZE, 0);
+  store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &before);
+
+  struct slow_reader reader = { .store = store };
+  pthread_t tid;
+  io_fault_counts (faults);
+  uint64_t slow_before = faults[IO_FAULT_READ_SLOW];
+  pthread_create (&tid, NULL, read_page_zero, &reader);
+  do {                          /* until the reader has read, and sleeps */
+    usleep (1000);
+    io_fault_counts (faults);
+  } while (faults[IO_FAULT_READ_SLOW] == slow_before);
+  store_zero (store, CSWAP_PAGE_SIZE, 0);
+  store_write (store, new_page, CSWAP_PAGE_SIZE, 0);
+  store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &after);
+  pthread_join (tid, NULL);
+
+  ok (r.pages_written == 1 && after.backing_used_bytes == before.backing_used_bytes,
+      "%s: the page was trimmed, rewritten and written back to the same "
+      "place while a read of it slept (%llu bytes used before, %llu after)",
+      encrypt_off ? "plain" : "sealed",
+      (unsigned long long) before.backing_used_bytes,
+      (unsigned long long) after.backing_used_bytes);
+  ok (reader.r == 0 && (memcmp (reader.got, old_page, CSWAP_PAGE_SIZE) == 0
+                        || memcmp (reader.got, new_page, CSWAP_PAGE_SIZE) == 0),
+      "%s: the sleeping read returned one of the two pages", 
+      encrypt_off ? "plain" : "sealed");
+  ok (store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
+      && memcmp (got, new_page, CSWAP_PAGE_SIZE) == 0,
+      "%s: the page then reads as last written, not as the copy that read saw",
+      encrypt_off ? "plain" : "sealed");
+  store_destroy (store);
+}
+
+static void
+test_read_meets_reuse (void)
+{
+  check_read_meets_reuse (false);
+  unlink (backing_path);
+  check_read_meets_reuse (true);
+}
+
 static void
 test_bad_backing (void)
 {
@@ -960,6 +1063,8 @@ main (int argc, char *argv[])
     test_ring_faults (ops);
   else if (argc == 2 && strcmp (argv[1], "rewrite") == 0)
     test_rewrite_during_batch (ops);
+  else if (argc == 2 && strcmp (argv[1], "reuse") == 0)
+    test_read_meets_reuse ();
   else {
     test_model (ops, false);
     unlink (backing_path);
@@ -982,6 +1087,8 @@ main (int argc, char *argv[])
     test_no_page_twice ();
     unlink (backing_path);
     test_rewrite_during_batch (ops);
+    unlink (backing_path);
+    test_read_meets_reuse ();
     unlink (backing_path);
     test_bad_backing ();
   }
