@@ -9,9 +9,15 @@
  * the object meanwhile (zsmalloc.h: the owner lock).
  *
  * A page written back to the backing file (SLOT_TIERED) is read without
- * its slot lock held across the disk read: note the slot word, unlock,
- * read, relock, and use what was read only if the word is unchanged (else
- * retry), so reads of cold pages do not stall their stripe.  Partial-page
+ * its slot lock held across the disk read: note the slot word and the
+ * generation of its place on disk (tier_generation), unlock, read,
+ * relock, and use what was read only if both are unchanged (else retry),
+ * so reads of cold pages do not stall their stripe.  The word alone is
+ * not enough: a trim, the segment freed and taken again, and the page's
+ * next copy written back to the same offset with the same length give
+ * the same word, and the read may have fetched the old copy's bytes
+ * (issue #27).  A place is written once a generation, so the pair is
+ * exact, at no cost to the slot.  Partial-page
  * writes, rare on a swap device, keep the lock across the read.
  *
  * When the pool is at its limit and there is a backing file, a write does
@@ -552,7 +558,8 @@ load_page (struct store *store, uint64_t slot, void *page)
 }
 
 /* As load_page, but a tiered page is read from disk with the slot lock
- * dropped, and used only if the slot still points where it was read.
+ * dropped, and used only if the slot still points where it was read, in
+ * the same generation of that place.
  */
 static int
 read_page (struct store *store, uint64_t slot, void *page)
@@ -573,20 +580,23 @@ read_page (struct store *store, uint64_t slot, void *page)
       break;
     }
     uint64_t word = chunk->word[i];
+    uint64_t offset = slot_word_tier_offset (word);
+    uint32_t generation = tier_generation (store->tier, offset);
     pthread_mutex_unlock (lock);
-    r = tier_read (store->tier, slot_word_tier_offset (word),
-                   slot_word_length (word), slot, object);
+    r = tier_read (store->tier, offset, slot_word_length (word), slot, object);
     pthread_mutex_lock (lock);
     if (slot_flags_type (chunk->flags[i]) == SLOT_TIERED
-        && chunk->word[i] == word) {
+        && chunk->word[i] == word
+        && tier_generation (store->tier, offset) == generation) {
       if (r)
         counter_add (&store->count.read_errors, 1);
       else
         r = finish_tiered_read (store, chunk, i, slot, object, page);
       break;
     }
-    /* Rewritten, trimmed, promoted or moved meanwhile: what was read may
-     * be stale, so look again.
+    /* Rewritten, trimmed, promoted or moved meanwhile (maybe back to the
+     * same place, in a new generation): what was read may be stale, so
+     * look again.
      */
     pthread_mutex_unlock (lock);
   }

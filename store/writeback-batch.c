@@ -10,6 +10,15 @@
  * Compaction may move the object meanwhile; it does not touch the flags,
  * and the bytes on disk are still the page's.
  *
+ * A slot is in a batch at most once.  The bit says "untouched since the
+ * page was copied", not which copy: a page copied, then rewritten and
+ * read (which clears the bit and marks it again for read writeback) and
+ * copied again would have its bit set by the second entry, and the first
+ * entry's completion would point the slot at the older copy (issue #27).
+ * So writeback_batch_add refuses a slot already in the batch, by a scan
+ * of the pending list: at most 256 entries, next to a batch's compression
+ * and I/O nothing, and no bit per slot.
+ *
  * Every completed batch ends the wait of the writers who asked for room
  * before it (writeback.c).
  *
@@ -29,12 +38,25 @@
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 2000
 
+/* Whether SLOT has an entry in the batch being filled.  Mutex held. */
+static bool
+batch_holds (const struct writeback *wb, uint32_t slot)
+{
+  for (unsigned n = 0; n < wb->pending_count; n++)
+    if (wb->pending[n].slot == slot)
+      return true;
+  return false;
+}
+
 int
 writeback_batch_add (struct writeback *wb, uint32_t slot,
                      struct slot_chunk *chunk, unsigned i, const void *bytes,
                      uint32_t length)
 {
   uint64_t offset;
+
+  if (batch_holds (wb, slot))
+    return 0;                   /* it goes once (see above) */
   int r = tier_batch_add (wb->store->tier, wb->batch, slot, bytes, length,
                           &offset);
   if (r == 0) {

@@ -95,7 +95,9 @@ extern unsigned writeback_idle_min_age (struct writeback *wb,
                                         unsigned idle_seconds);
 
 /* writeback-batch.c: all with the mutex held. */
-/* Adds one object to the batch under the slot's lock already held. */
+/* Adds one object to the batch under the slot's lock already held; a
+ * slot already in the batch is left out (0).
+ */
 extern int writeback_batch_add (struct writeback *wb, uint32_t slot,
                                 struct slot_chunk *chunk, unsigned i,
                                 const void *bytes, uint32_t length);

@@ -37,7 +37,9 @@ select_slot (const struct selection *sel, struct slot_chunk *chunk, unsigned i)
   uint8_t flags = chunk->flags[i];
 
   /* A deferred page is about to shrink: write it when it has.  A page
-   * already in this batch (the hand's second lap) must not go twice.
+   * already in this batch (the hand's second lap) must not go twice: the
+   * bit is the quick test, writeback_batch_add the exact one, for a page
+   * touched since it was copied.
    */
   if (slot_flags_type (flags) != SLOT_STORED
       || (flags & (SLOT_DEFERRED | SLOT_WRITEBACK))

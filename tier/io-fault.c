@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io-fault.h"
 #include "tier.h"
@@ -30,6 +31,7 @@ static const char *const kind_name[IO_FAULT_KINDS] = {
   [IO_FAULT_EINTR] = "eintr",
   [IO_FAULT_NULL_SQE] = "null-sqe",
   [IO_FAULT_READ_EINTR] = "read-eintr",
+  [IO_FAULT_READ_SLOW] = "read-slow",
 };
 
 #define SHORTEST_WRITE_BYTES 512u
@@ -146,7 +148,14 @@ fault_pread (void *ctx, int fd, void *buf, size_t count, off_t offset)
     errno = EINTR;
     return -1;
   }
-  return tier_io_plain.pread (NULL, fd, buf, count, offset);
+  ssize_t n = tier_io_plain.pread (NULL, fd, buf, count, offset);
+  if (strikes (ctx, IO_FAULT_READ_SLOW)) {
+    int saved_errno = errno;
+    nanosleep (&(struct timespec) { .tv_nsec = IO_FAULT_SLOW_READ_MS * 1000000l },
+               NULL);
+    errno = saved_errno;
+  }
+  return n;
 }
 
 static const struct tier_io_ops faulty = {

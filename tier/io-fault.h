@@ -17,6 +17,8 @@
  *   eintr         io_uring_enter, submitting or waiting, fails with EINTR
  *   null-sqe      io_uring_get_sqe finds no free entry
  *   read-eintr    pread is interrupted before it reads anything
+ *   read-slow     pread returns IO_FAULT_SLOW_READ_MS late, after it has
+ *                 read (a slow disk): what it read may be old by then
  *
  * The faults are real, not reported ones: code that took a failed or
  * short write for a success would read back wrong bytes or checksum
@@ -30,10 +32,12 @@
 
 #include "io-ops.h"
 
+#define IO_FAULT_SLOW_READ_MS 200
+
 enum io_fault_kind {
   IO_FAULT_EIO, IO_FAULT_WRITE_FAIL, IO_FAULT_SHORT_WRITE,
   IO_FAULT_SHORT_SUBMIT, IO_FAULT_EAGAIN, IO_FAULT_EINTR,
-  IO_FAULT_NULL_SQE, IO_FAULT_READ_EINTR,
+  IO_FAULT_NULL_SQE, IO_FAULT_READ_EINTR, IO_FAULT_READ_SLOW,
   IO_FAULT_KINDS
 };
 

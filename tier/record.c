@@ -67,27 +67,42 @@ record_bytes (const struct record_format *format, uint32_t length)
     / TIER_OFFSET_UNIT * TIER_OFFSET_UNIT;
 }
 
-/* Plain: the crc32c of the head and run id, the payload, the offset. */
-static uint32_t
-plain_crc (const unsigned char *record, uint32_t length, uint64_t disk_offset)
+#define PLACE_BYTES (sizeof (uint64_t) + sizeof (uint32_t))
+#define SEALED_AD_BYTES (RECORD_HEAD_BYTES + PLACE_BYTES)
+
+/* The place as the check covers it: offset, then generation. */
+static void
+place_bytes (struct record_place place, unsigned char out[PLACE_BYTES])
 {
-  uint32_t crc = crc32c (0, record, RECORD_HEAD_BYTES + RUN_ID_BYTES);
-  crc = crc32c (crc, record + RECORD_PLAIN_HEADER_BYTES, length);
-  return crc32c (crc, (const unsigned char *) &disk_offset, sizeof disk_offset);
+  memcpy (out, &place.offset, sizeof place.offset);
+  memcpy (out + sizeof place.offset, &place.generation, sizeof place.generation);
 }
 
-/* Sealed: the additional data, the head and the offset. */
+/* Plain: the crc32c of the head and run id, the payload, the place. */
+static uint32_t
+plain_crc (const unsigned char *record, uint32_t length,
+           struct record_place place)
+{
+  unsigned char at[PLACE_BYTES];
+  uint32_t crc = crc32c (0, record, RECORD_HEAD_BYTES + RUN_ID_BYTES);
+
+  crc = crc32c (crc, record + RECORD_PLAIN_HEADER_BYTES, length);
+  place_bytes (place, at);
+  return crc32c (crc, at, sizeof at);
+}
+
+/* Sealed: the additional data, the head and the place. */
 static void
-sealed_ad (const unsigned char *record, uint64_t disk_offset,
-           unsigned char ad[RECORD_HEAD_BYTES + sizeof (uint64_t)])
+sealed_ad (const unsigned char *record, struct record_place place,
+           unsigned char ad[SEALED_AD_BYTES])
 {
   memcpy (ad, record, RECORD_HEAD_BYTES);
-  memcpy (ad + RECORD_HEAD_BYTES, &disk_offset, sizeof disk_offset);
+  place_bytes (place, ad + RECORD_HEAD_BYTES);
 }
 
 bool
 record_write (struct record_format *format, unsigned char *out,
-              uint64_t disk_offset, uint32_t cookie, const void *payload,
+              struct record_place place, uint32_t cookie, const void *payload,
               uint32_t length)
 {
   bool sealed = format->seal != NULL;
@@ -101,17 +116,17 @@ record_write (struct record_format *format, unsigned char *out,
   memcpy (out, &head, sizeof head);
   memcpy (out + RECORD_HEAD_BYTES, &format->run_id, RUN_ID_BYTES);
   if (sealed) {
-    unsigned char ad[RECORD_HEAD_BYTES + sizeof disk_offset];
+    unsigned char ad[SEALED_AD_BYTES];
     uint64_t count = format->sealed++;
     memcpy (out + RECORD_HEAD_BYTES + RUN_ID_BYTES, &count, sizeof count);
-    sealed_ad (out, disk_offset, ad);
+    sealed_ad (out, place, ad);
     if (!seal_record (format->seal, out + RECORD_HEAD_BYTES, ad, sizeof ad,
                       payload, length, out + header, out + header + length))
       return false;
   }
   else {
     memcpy (out + header, payload, length);
-    uint32_t crc = plain_crc (out, length, disk_offset);
+    uint32_t crc = plain_crc (out, length, place);
     memcpy (out + RECORD_HEAD_BYTES + RUN_ID_BYTES, &crc, sizeof crc);
   }
   memset (out + end, 0, record_bytes (format, length) - end);
@@ -120,7 +135,7 @@ record_write (struct record_format *format, unsigned char *out,
 
 enum record_status
 record_read (const struct record_format *format, unsigned char *in,
-             size_t avail, uint64_t disk_offset, void *payload,
+             size_t avail, struct record_place place, void *payload,
              struct record *record)
 {
   struct record_head head;
@@ -144,15 +159,15 @@ record_read (const struct record_format *format, unsigned char *in,
   *record = (struct record) { .cookie = head.cookie, .length = head.length,
                               .payload = clear };
   if (sealed) {
-    unsigned char ad[RECORD_HEAD_BYTES + sizeof disk_offset];
-    sealed_ad (in, disk_offset, ad);
+    unsigned char ad[SEALED_AD_BYTES];
+    sealed_ad (in, place, ad);
     return unseal_record (format->seal, in + RECORD_HEAD_BYTES, ad, sizeof ad,
                           in + header, head.length, in + header + head.length,
                           clear) ? RECORD_OK : RECORD_CORRUPT;
   }
   uint32_t crc;
   memcpy (&crc, in + RECORD_HEAD_BYTES + RUN_ID_BYTES, sizeof crc);
-  if (crc != plain_crc (in, head.length, disk_offset))
+  if (crc != plain_crc (in, head.length, place))
     return RECORD_CORRUPT;
   if (payload)
     memcpy (payload, in + header, head.length);

@@ -17,11 +17,17 @@
  *
  * The run id is drawn at random when the tier opens, so a record written
  * before a restart is told apart (RECORD_STALE) whatever else it holds.
- * The check binds a record to its place in the file: the crc32c covers
- * the head, the run id, the payload and the disk offset; the seal
- * (seal.h) encrypts the payload with the head and the disk offset as
- * additional data, under the nonce run id + count, where count is the
- * records sealed so far, so no nonce repeats under the key.
+ * The check binds a record to its place in the file and to the write
+ * that put it there: the place is the disk offset and the generation of
+ * its segment (tier.c bumps it each time the segment is written afresh,
+ * so no two records of a run share a place).  The crc32c covers the
+ * head, the run id, the payload and the place; the seal (seal.h)
+ * encrypts the payload with the head and the place as additional data,
+ * under the nonce run id + count, where count is the records sealed so
+ * far, so no nonce repeats under the key.  The generation is not stored:
+ * the reader brings the one it expects, so an older record put back at
+ * the same offset (a replay, or bytes read before the segment was
+ * reused) fails its check like a corrupted one.
  *
  * Threads: record_write is the batching caller's (it counts); the rest
  * only reads the format and may run on any thread.
@@ -44,6 +50,12 @@
   ((RECORD_SEALED_HEADER_BYTES + TIER_MAX_OBJECT_BYTES + SEAL_TAG_BYTES \
     + TIER_OFFSET_UNIT - 1) / TIER_OFFSET_UNIT * TIER_OFFSET_UNIT)
 
+/* Where a record lives: its disk offset in its segment's generation. */
+struct record_place {
+  uint64_t offset;
+  uint32_t generation;
+};
+
 struct record_format {
   struct tier_seal *seal;       /* NULL: plain records */
   uint32_t run_id;
@@ -62,11 +74,11 @@ extern uint32_t record_bytes (const struct record_format *format,
                               uint32_t length);
 
 /* Writes the record of COOKIE and the LENGTH bytes at PAYLOAD, to live at
- * DISK_OFFSET, into OUT (record_bytes long).  Returns false if it could
- * not be sealed: OUT must not go to disk then.
+ * PLACE, into OUT (record_bytes long).  Returns false if it could not be
+ * sealed: OUT must not go to disk then.
  */
 extern bool record_write (struct record_format *format, unsigned char *out,
-                          uint64_t disk_offset, uint32_t cookie,
+                          struct record_place place, uint32_t cookie,
                           const void *payload, uint32_t length);
 
 enum record_status {
@@ -81,14 +93,14 @@ struct record {
   const void *payload;
 };
 
-/* The record at IN, with AVAIL bytes readable there, read from
- * DISK_OFFSET.  On RECORD_OK, *RECORD describes it, its payload in the
+/* The record at IN, with AVAIL bytes readable there, read from PLACE
+ * (RECORD_CORRUPT if it was written for another).  On RECORD_OK, *RECORD describes it, its payload in the
  * clear at PAYLOAD (TIER_MAX_OBJECT_BYTES) or, if PAYLOAD is NULL, in
  * place in IN.
  */
 extern enum record_status record_read (const struct record_format *format,
                                        unsigned char *in, size_t avail,
-                                       uint64_t disk_offset, void *payload,
-                                       struct record *record);
+                                       struct record_place place,
+                                       void *payload, struct record *record);
 
 #endif /* CSWAP_TIER_RECORD_H */

@@ -2,7 +2,8 @@
  *
  * Lock order: tier->lock is a leaf, taken under the store's writer mutex
  * and slot locks; it guards the segment table, the free-segment stack and
- * the used/live byte counts.  The io_uring ring and the open segment's
+ * the used/live byte counts (and so each segment's generation).  The
+ * io_uring ring and the open segment's
  * position in a batch belong to the single batching caller.  Other
  * counters are relaxed atomics.
  */
@@ -54,6 +55,12 @@ struct segment {
   uint32_t live_bytes;          /* object bytes still referenced */
   uint32_t fill_bytes;          /* written so far (FREE: 0) */
   uint32_t bucket_prev, bucket_next;    /* FULL: its bucket's list */
+  /* Bumped each time the segment opens, kept while it is free: with the
+   * offset it names a record's place (record.h), so a place is written
+   * once a run.  It wraps after 2^32 reuses, 4 PiB written to one
+   * segment.
+   */
+  uint32_t generation;
   enum segment_state state;
   bool backed;                  /* the filesystem has blocks for all of it */
 };
@@ -326,11 +333,11 @@ static void
 segment_release (struct tier *tier, uint32_t s)
 {
   struct segment *seg = &tier->segment[s];
-  bool backed = seg->backed;
 
   tier->used_bytes -= seg->fill_bytes;
-  *seg = (struct segment) { .state = SEGMENT_FREE, .backed = backed };
-  if (backed)
+  *seg = (struct segment) { .state = SEGMENT_FREE, .backed = seg->backed,
+                            .generation = seg->generation };
+  if (seg->backed)
     tier->ready_stack[tier->ready_count++] = s;
   else
     tier->fresh_stack[tier->fresh_count++] = s;
@@ -484,9 +491,11 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
       segment_close (tier, tier->open_segment);
     s = tier->ready_stack[--tier->ready_count];
     tier->segment[s].state = SEGMENT_OPEN;
+    tier->segment[s].generation++;
     tier->open_segment = s;
   }
   struct segment *seg = &tier->segment[s];
+  uint32_t generation = seg->generation;
   tier->used_bytes += pos + need - seg->fill_bytes;
   tier->live_bytes += need;
   seg->fill_bytes = pos + need;
@@ -500,7 +509,8 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
     };
   memset (batch->buf + batch->used_bytes, 0, at - batch->used_bytes);
   *offset = (uint64_t) s * TIER_SEGMENT_BYTES + pos;
-  if (!record_write (&tier->format, batch->buf + at, *offset, cookie, data,
+  struct record_place place = { .offset = *offset, .generation = generation };
+  if (!record_write (&tier->format, batch->buf + at, place, cookie, data,
                      length))
     batch->unsealed = true;
   batch->used_bytes = at + need;
@@ -616,6 +626,15 @@ read_exact (struct tier *tier, void *buf, size_t length, uint64_t offset)
   return 0;
 }
 
+uint32_t
+tier_generation (struct tier *tier, uint64_t offset)
+{
+  pthread_mutex_lock (&tier->lock);
+  uint32_t generation = tier->segment[offset / TIER_SEGMENT_BYTES].generation;
+  pthread_mutex_unlock (&tier->lock);
+  return generation;
+}
+
 int
 tier_read (struct tier *tier, uint64_t offset, uint32_t length,
            uint32_t cookie, void *payload)
@@ -630,11 +649,13 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
 
   if (end - first > sizeof buf || end > tier->size_bytes)
     return -EINVAL;
+  struct record_place place = { .offset = offset,
+                                .generation = tier_generation (tier, offset) };
   int r = read_exact (tier, buf, end - first, first);
   if (r)
     return r;
   enum record_status status = record_read (&tier->format, buf + in_buf,
-                                           end - first - in_buf, offset,
+                                           end - first - in_buf, place,
                                            payload, &record);
   if (status == RECORD_STALE) {
     counter_add (&tier->stale_records, 1);
@@ -685,7 +706,12 @@ tier_segment_next (struct tier *tier, uint64_t segment, void *buf,
 
   while (*pos < fill) {
     uint64_t offset = segment * TIER_SEGMENT_BYTES + *pos;
-    if (record_read (&tier->format, bytes + *pos, fill - *pos, offset, NULL,
+    /* The generation now: records of one the segment had before it was
+     * freed and taken again are dead.
+     */
+    struct record_place place = { .offset = offset,
+                                  .generation = tier_generation (tier, offset) };
+    if (record_read (&tier->format, bytes + *pos, fill - *pos, place, NULL,
                      &record) != RECORD_OK) {
       /* Padding, a failed batch's leftovers or an unreadable record:
        * records resume on a block.

@@ -116,10 +116,18 @@ extern int tier_batch_submit (struct tier *tier, struct tier_batch *batch);
 extern void tier_free (struct tier *tier, uint64_t offset, uint32_t length);
 
 /* Reads the object at OFFSET back into PAYLOAD (LENGTH bytes), checking
- * its checksum, cookie and length.  Returns 0, -EIO, or another -errno.
+ * its checksum or tag, cookie and length, and that it was written in the
+ * generation OFFSET's segment has when the read starts.  Returns 0, -EIO,
+ * or another -errno.
  */
 extern int tier_read (struct tier *tier, uint64_t offset, uint32_t length,
                       uint32_t cookie, void *payload);
+/* The generation of OFFSET's segment: it changes each time the segment
+ * is written afresh, never while a record there is live.  So a reader
+ * who saw an object at OFFSET, and sees it again there in the same
+ * generation, read that object and no other written there since.
+ */
+extern uint32_t tier_generation (struct tier *tier, uint64_t offset);
 
 /* Cleaning: how the tier reaches the owner of its records (the store),
  * as the allocator's zs_owner_ops does for compaction.  All are called

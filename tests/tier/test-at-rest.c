@@ -9,11 +9,16 @@
  *     as corrupted, and the tier goes on writing and reading new ones;
  *     the same for plain records, which carry the run's id too;
  *   - through the store again: a restarted store on an old file serves
- *     pages to disk and back.
+ *     pages to disk and back;
+ *   - a replay: a page's record copied aside, the page rewritten and
+ *     written back to the same place, the old record put back there: the
+ *     page reads as -EIO, not as its old copy (issue #27, item 7), sealed
+ *     or plain.
  *
  * Backing files go under $CSWAP_TIER_DIR or /var/tmp (O_DIRECT).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +253,73 @@ test_store_restart (void)
       "back and reads it (%u wrong)", wrong);
 }
 
+/* A page that does not compress (SEED's noise): every one is stored whole,
+ * so any two have records of the same length.
+ */
+static void
+make_noise_page (unsigned char *page, uint64_t seed)
+{
+  for (unsigned i = 0; i < CSWAP_PAGE_SIZE; i += 8) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    memcpy (page + i, &seed, 8);
+  }
+}
+
+/* Page 0 written back, its record (at offset 0, in the first two
+ * blocks) copied aside; the page trimmed, rewritten with another page of
+ * the same length and written back to the same place; the old record put
+ * back there behind the store's back.
+ */
+static void
+check_replay (bool encrypt_off)
+{
+  const char *form = encrypt_off ? "backing-encrypt=no" : "backing-encrypt=yes";
+  unsigned char old_page[CSWAP_PAGE_SIZE], new_page[CSWAP_PAGE_SIZE];
+  unsigned char got[CSWAP_PAGE_SIZE], old_record[2 * CSWAP_PAGE_SIZE];
+  struct store_writeback_result r;
+  struct store_stats before, after;
+
+  unlink (backing_path);
+  struct store *store = make_store (encrypt_off);
+  make_noise_page (old_page, 1);
+  make_noise_page (new_page, 2);
+  store_write (store, old_page, CSWAP_PAGE_SIZE, 0);
+  store_writeback (store, 0, 0, true, &r);
+  int fd = open (backing_path, O_RDWR);
+  if (fd == -1 || pread (fd, old_record, sizeof old_record, 0) != sizeof old_record)
+    tap_bail_out ("cannot read %s", backing_path);
+  store_zero (store, CSWAP_PAGE_SIZE, 0);
+  store_write (store, new_page, CSWAP_PAGE_SIZE, 0);
+  store_writeback (store, 0, 0, true, &r);
+  unsigned char now[sizeof old_record];
+  ok (r.pages_written == 1 && pread (fd, now, sizeof now, 0) == sizeof now
+      && memcmp (now, old_record, sizeof now) != 0
+      && memcmp (now, old_record, 8) == 0,
+      "%s: the page's next copy went to the same place (the same head: "
+      "magic, length, slot)", form);
+  if (pwrite (fd, old_record, sizeof old_record, 0) != sizeof old_record
+      || fsync (fd) == -1)
+    tap_bail_out ("cannot write %s", backing_path);
+  close (fd);
+  store_stats (store, &before);
+  int e = store_read (store, got, CSWAP_PAGE_SIZE, 0);
+  store_stats (store, &after);
+  ok (e == -EIO && after.backing_checksum_errors > before.backing_checksum_errors,
+      "%s: the old record put back reads as -EIO, counted as a checksum "
+      "error (read %s)", form,
+      e == -EIO ? "-EIO" : e ? "another error"
+      : memcmp (got, old_page, CSWAP_PAGE_SIZE) == 0 ? "the old page"
+      : "something else");
+  store_destroy (store);
+}
+
+static void
+test_replay (void)
+{
+  check_replay (false);
+  check_replay (true);
+}
+
 int
 main (void)
 {
@@ -261,6 +333,7 @@ main (void)
   test_restart (true);
   test_restart (false);
   test_store_restart ();
+  test_replay ();
   unlink (backing_path);
   return tap_done ();
 }

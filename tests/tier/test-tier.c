@@ -11,7 +11,15 @@
  *                        are interrupted; lifting the pool limit under
  *                        pressure stops writeback; no page goes twice
  *                        into one batch; pages read go to disk with read
- *                        writeback, in the model too
+ *                        writeback, in the model too; pages rewritten and
+ *                        read while batches take them read back as last
+ *                        written; a read that slept while its page's
+ *                        place on disk was reused brings nothing old back
+ *   test-tier rewrite    only the last of those: pages rewritten and read
+ *                        while batches take them (issue #27, item 1)
+ *   test-tier reuse      only this one: a read that slept on the disk
+ *                        while its page's place was reused for the page's
+ *                        next copy (issue #27, item 2)
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -826,6 +834,185 @@ test_no_page_twice (void)
   store_destroy (store);
 }
 
+/* Issue #27, item 1: a page rewritten and read while it is in a batch
+ * must not come back as the copy the batch took.  Read writeback judges
+ * every millisecond; each thread works on two pages of its own in
+ * bursts, writing and reading one page up to 40 times over, so that it
+ * is noted again and again in one generation and a batch meets it
+ * several times: the batch takes a copy, the thread writes the next and
+ * reads it (a new read mark, the under-writeback bit cleared), and the
+ * batch takes the page again.  Then the thread leaves the page alone for
+ * a while, so that nothing touches it before the batch completes, and
+ * at its next burst reads it first: that read must return the last
+ * write.  Every other read is checked too.
+ */
+struct rewriter {
+  struct store *store;
+  unsigned first;
+  unsigned long rounds, mismatches, errors;
+  uint64_t seed;
+};
+
+#define REWRITE_PAGES 2u
+#define REWRITE_BURST 400u
+
+static void *
+rewrite_and_read (void *opaque)
+{
+  struct rewriter *w = opaque;
+  unsigned char model[REWRITE_PAGES][CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
+
+  memset (model, 0, sizeof model);
+  for (unsigned long n = 0; n < w->rounds; n++) {
+    unsigned p = n % REWRITE_PAGES;
+    uint64_t offset = (uint64_t) (w->first + p) * CSWAP_PAGE_SIZE;
+    unsigned burst = 1 + rand64 (&w->seed) % REWRITE_BURST;
+
+    for (unsigned b = 0; b <= burst; b++) {
+      if (store_read (w->store, got, CSWAP_PAGE_SIZE, offset))
+        w->errors++;
+      else if (memcmp (got, model[p], CSWAP_PAGE_SIZE))
+        w->mismatches++;
+      if (b == burst)
+        break;
+      make_page (&w->seed, model[p]);
+      if (store_write (w->store, model[p], CSWAP_PAGE_SIZE, offset))
+        w->errors++;
+    }
+    usleep (2000);
+  }
+  return NULL;
+}
+
+static void
+test_rewrite_during_batch (unsigned long ops)
+{
+  struct store *store = make_store_reads (0, false, 64 << 20, 1);
+  struct rewriter w[THREADS];
+  pthread_t tid[THREADS];
+  unsigned long mismatches = 0, errors = 0;
+  struct store_stats s;
+
+  /* Batches long enough to meet each page many times. */
+  store_set_writeback_batch (store, STORE_MAX_WRITEBACK_BATCH);
+  store_start_background (store);
+  for (unsigned t = 0; t < THREADS; t++) {
+    w[t] = (struct rewriter) { .store = store, .first = t * REWRITE_PAGES,
+                               .rounds = ops / 10, .seed = 0xabcdef + t };
+    pthread_create (&tid[t], NULL, rewrite_and_read, &w[t]);
+  }
+  for (unsigned t = 0; t < THREADS; t++) {
+    pthread_join (tid[t], NULL);
+    mismatches += w[t].mismatches;
+    errors += w[t].errors;
+  }
+  store_stats (store, &s);
+  ok (mismatches == 0 && errors == 0 && s.read_pages_written_back > 0,
+      "pages rewritten and read during batches: every read returned the "
+      "last write (%lu mismatches, %lu errors; %llu pages read went to disk)",
+      mismatches, errors, (unsigned long long) s.read_pages_written_back);
+  store_destroy (store);
+}
+
+/* Issue #27, item 2: a read of a tiered page drops the slot lock for
+ * the disk read.  Meanwhile the page is trimmed, which frees its segment,
+ * and rewritten and written back: into the same segment, at the same
+ * offset, with the same length (an incompressible page).  The slot word
+ * is as it was, but the bytes read are the old page's, and a read that
+ * takes them for the page's brings them back into memory (promotion):
+ * from then on the page reads as the old copy.  The read is slowed down
+ * (read-slow, io-fault.h) so that all this happens while it sleeps.
+ */
+struct slow_reader {
+  struct store *store;
+  unsigned char got[CSWAP_PAGE_SIZE];
+  int r;
+};
+
+static void *
+read_page_zero (void *opaque)
+{
+  struct slow_reader *reader = opaque;
+  reader->r = store_read (reader->store, reader->got, CSWAP_PAGE_SIZE, 0);
+  return NULL;
+}
+
+static void
+fill_noise (uint64_t *rng, unsigned char *page)
+{
+  for (unsigned i = 0; i < CSWAP_PAGE_SIZE; i += 8) {
+    uint64_t v = rand64 (rng);
+    memcpy (page + i, &v, 8);
+  }
+}
+
+static void
+check_read_meets_reuse (bool encrypt_off)
+{
+  unsigned char old_page[CSWAP_PAGE_SIZE], new_page[CSWAP_PAGE_SIZE];
+  unsigned char got[CSWAP_PAGE_SIZE];
+  uint64_t rng = 5, faults[IO_FAULT_KINDS];
+  struct store_writeback_result r;
+  struct store_stats before, after;
+  struct store_config config = {
+    .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .backing_path = backing_path,
+    .backing_size_bytes = 8 << 20,
+    .backing_encrypt_off = encrypt_off,
+  };
+
+  setenv ("CSWAP_TIER_FAULT", "read-slow:100", 1);
+  struct store *store = store_create (&config);
+  unsetenv ("CSWAP_TIER_FAULT");
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  fill_noise (&rng, old_page);
+  fill_noise (&rng, new_page);
+  store_write (store, old_page, CSWAP_PAGE_SIZE, 0);
+  store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &before);
+
+  struct slow_reader reader = { .store = store };
+  pthread_t tid;
+  io_fault_counts (faults);
+  uint64_t slow_before = faults[IO_FAULT_READ_SLOW];
+  pthread_create (&tid, NULL, read_page_zero, &reader);
+  do {                          /* until the reader has read, and sleeps */
+    usleep (1000);
+    io_fault_counts (faults);
+  } while (faults[IO_FAULT_READ_SLOW] == slow_before);
+  store_zero (store, CSWAP_PAGE_SIZE, 0);
+  store_write (store, new_page, CSWAP_PAGE_SIZE, 0);
+  store_writeback (store, 0, 0, true, &r);
+  store_stats (store, &after);
+  pthread_join (tid, NULL);
+
+  ok (r.pages_written == 1 && after.backing_used_bytes == before.backing_used_bytes,
+      "%s: the page was trimmed, rewritten and written back to the same "
+      "place while a read of it slept (%llu bytes used before, %llu after)",
+      encrypt_off ? "plain" : "sealed",
+      (unsigned long long) before.backing_used_bytes,
+      (unsigned long long) after.backing_used_bytes);
+  ok (reader.r == 0 && (memcmp (reader.got, old_page, CSWAP_PAGE_SIZE) == 0
+                        || memcmp (reader.got, new_page, CSWAP_PAGE_SIZE) == 0),
+      "%s: the sleeping read returned one of the two pages", 
+      encrypt_off ? "plain" : "sealed");
+  ok (store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
+      && memcmp (got, new_page, CSWAP_PAGE_SIZE) == 0,
+      "%s: the page then reads as last written, not as the copy that read saw",
+      encrypt_off ? "plain" : "sealed");
+  store_destroy (store);
+}
+
+static void
+test_read_meets_reuse (void)
+{
+  check_read_meets_reuse (false);
+  unlink (backing_path);
+  check_read_meets_reuse (true);
+}
+
 static void
 test_bad_backing (void)
 {
@@ -874,6 +1061,10 @@ main (int argc, char *argv[])
     test_full_disk ();
   else if (argc == 2 && strcmp (argv[1], "ring-faults") == 0)
     test_ring_faults (ops);
+  else if (argc == 2 && strcmp (argv[1], "rewrite") == 0)
+    test_rewrite_during_batch (ops);
+  else if (argc == 2 && strcmp (argv[1], "reuse") == 0)
+    test_read_meets_reuse ();
   else {
     test_model (ops, false);
     unlink (backing_path);
@@ -894,6 +1085,10 @@ main (int argc, char *argv[])
     test_lift_limit ();
     unlink (backing_path);
     test_no_page_twice ();
+    unlink (backing_path);
+    test_rewrite_during_batch (ops);
+    unlink (backing_path);
+    test_read_meets_reuse ();
     unlink (backing_path);
     test_bad_backing ();
   }
