@@ -266,3 +266,22 @@ parse_memory_size (const char *s, uint64_t *bytes, const char **why)
   }
   return size_expr_bytes (s, ram, bytes, why);
 }
+
+int
+parse_pool_limit (const char *s, uint64_t *bytes, const char **why)
+{
+  uint64_t limit;
+
+  if (parse_memory_size (s, &limit, why) == -1)
+    return -1;
+  /* A percentage or an expression is rounded down to whole pages: to 0
+   * when it is less than one, which would be no limit at all.
+   */
+  if ((limit > 0 && limit < CSWAP_PAGE_SIZE)
+      || (limit == 0 && !is_plain_size (s))) {
+    *why = "less than 4096 bytes, the smallest limit (0 is none)";
+    return -1;
+  }
+  *bytes = limit;
+  return 0;
+}
