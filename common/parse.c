@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,38 @@ parse_size_or_percent (const char *s, uint64_t total, uint64_t *bytes,
   return 0;
 }
 
+/* "number out of range (MIN..MAX)", in a buffer of the calling thread's:
+ * the reason says what would have been taken.
+ */
+static const char *
+out_of_range (const char *min, const char *max)
+{
+  static _Thread_local char reason[80];
+
+  snprintf (reason, sizeof reason, "number out of range (%s..%s)", min, max);
+  return reason;
+}
+
+static const char *
+out_of_uint64_range (uint64_t min, uint64_t max)
+{
+  char low[24], high[24];
+
+  snprintf (low, sizeof low, "%" PRIu64, min);
+  snprintf (high, sizeof high, "%" PRIu64, max);
+  return out_of_range (low, high);
+}
+
+static const char *
+out_of_int64_range (int64_t min, int64_t max)
+{
+  char low[24], high[24];
+
+  snprintf (low, sizeof low, "%" PRId64, min);
+  snprintf (high, sizeof high, "%" PRId64, max);
+  return out_of_range (low, high);
+}
+
 int
 parse_uint64 (const char *s, uint64_t min, uint64_t max, uint64_t *value,
               const char **why)
@@ -101,7 +134,7 @@ parse_uint64 (const char *s, uint64_t min, uint64_t max, uint64_t *value,
     return -1;
   }
   if (v < min || v > max) {
-    *why = "number out of range";
+    *why = out_of_uint64_range (min, max);
     return -1;
   }
   *value = v;
@@ -122,17 +155,16 @@ parse_int64 (const char *s, int64_t min, int64_t max, int64_t *value,
     *why = "trailing characters after the number";
     return -1;
   }
-  if (magnitude > (uint64_t) INT64_MAX) {
-    *why = "number out of range";
-    return -1;
+  /* The magnitude first: past INT64_MAX the conversion is not defined. */
+  if (magnitude <= (uint64_t) INT64_MAX) {
+    int64_t v = negative ? -(int64_t) magnitude : (int64_t) magnitude;
+    if (v >= min && v <= max) {
+      *value = v;
+      return 0;
+    }
   }
-  int64_t v = negative ? -(int64_t) magnitude : (int64_t) magnitude;
-  if (v < min || v > max) {
-    *why = "number out of range";
-    return -1;
-  }
-  *value = v;
-  return 0;
+  *why = out_of_int64_range (min, max);
+  return -1;
 }
 
 int
@@ -233,4 +265,23 @@ parse_memory_size (const char *s, uint64_t *bytes, const char **why)
     return 0;
   }
   return size_expr_bytes (s, ram, bytes, why);
+}
+
+int
+parse_pool_limit (const char *s, uint64_t *bytes, const char **why)
+{
+  uint64_t limit;
+
+  if (parse_memory_size (s, &limit, why) == -1)
+    return -1;
+  /* A percentage or an expression is rounded down to whole pages: to 0
+   * when it is less than one, which would be no limit at all.
+   */
+  if ((limit > 0 && limit < CSWAP_PAGE_SIZE)
+      || (limit == 0 && !is_plain_size (s))) {
+    *why = "less than 4096 bytes, the smallest limit (0 is none)";
+    return -1;
+  }
+  *bytes = limit;
+  return 0;
 }

@@ -28,6 +28,13 @@ extern int parse_size_or_percent (const char *s, uint64_t total,
  */
 extern int parse_memory_size (const char *s, uint64_t *bytes, const char **why);
 
+/* A pool limit: a memory size that is 0 (no limit) or at least one page
+ * (4096 bytes).  The allocator counts the limit in whole pages, and 0 of
+ * them is no limit to it; a percentage or expression that rounds down to
+ * 0 is refused too, rather than taken as none.
+ */
+extern int parse_pool_limit (const char *s, uint64_t *bytes, const char **why);
+
 /* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */
 extern int parse_yes_no (const char *s, bool *value, const char **why);
 

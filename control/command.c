@@ -90,9 +90,12 @@ set_pool_limit (struct control *control, const char *key,
   uint64_t bytes;
 
   (void) key;
-  if (parse_memory_size (value, &bytes, why) == -1)
+  if (parse_pool_limit (value, &bytes, why) == -1)
     return -1;
-  store_set_pool_limit (control->store, bytes);
+  if (store_set_pool_limit (control->store, bytes) != 0) {
+    *why = "the store refused the limit";
+    return -1;
+  }
   return 0;
 }
 
@@ -181,23 +184,14 @@ struct unsigned_setting {
   int (*set) (struct store *store, unsigned value);
 };
 
-static int set_idle_writeback_checked (struct store *store, unsigned seconds);
-
 static const struct unsigned_setting unsigned_settings[] = {
   { "accept-threshold", 1, 100, store_get_accept_threshold,
     store_set_accept_threshold },
   { "writeback-batch", 1, STORE_MAX_WRITEBACK_BATCH,
     store_get_writeback_batch, store_set_writeback_batch },
-  { "idle-writeback", 0, 30 * 24 * 3600, store_get_idle_writeback,
-    set_idle_writeback_checked },
+  { "idle-writeback", 0, STORE_MAX_IDLE_WRITEBACK_S, store_get_idle_writeback,
+    store_set_idle_writeback },
 };
-
-static int
-set_idle_writeback_checked (struct store *store, unsigned seconds)
-{
-  store_set_idle_writeback (store, seconds);
-  return 0;
-}
 
 static const struct unsigned_setting *
 find_unsigned_setting (const char *key)
@@ -232,7 +226,8 @@ set_unsigned (struct control *control, const char *key, const char *value,
 
 static const struct setting settings[] = {
   { "pool-limit", "SIZE|N%", get_pool_limit, set_pool_limit,
-    "most pool memory in bytes, 0 for none; N% of physical memory" },
+    "most pool memory in bytes, 0 for none, else 4096 up; N% of physical "
+    "memory" },
   { "codec", "lz4|zstd", get_codec, set_codec,
     "codec for pages written from now on (its default level)" },
   { "level", "N", get_level, set_level, "the codec's level" },
@@ -241,7 +236,7 @@ static const struct setting settings[] = {
   { "writeback-batch", "PAGES", get_unsigned, set_unsigned,
     "pages per io_uring submission (1..256)" },
   { "idle-writeback", "SECONDS", get_unsigned, set_unsigned,
-    "write back pages idle this long, 0 for never" },
+    "write back pages idle this long, 0 for never (at most 30 days)" },
 };
 
 static const struct setting *
@@ -378,7 +373,8 @@ run_writeback (struct request *r)
     if (strcmp (arg, "huge") == 0)
       huge = true;
     else if (strncmp (arg, "idle=", 5) == 0) {
-      if (parse_int64 (arg + 5, 0, UINT32_MAX, &idle_seconds, &why) == -1)
+      if (parse_int64 (arg + 5, 0, STORE_MAX_IDLE_WRITEBACK_S, &idle_seconds,
+                       &why) == -1)
         return fail (r, "idle=: %s", why);
     }
     else if (strncmp (arg, "max=", 4) == 0) {

@@ -12,7 +12,21 @@
  *    client's input is not read, so a client that does not read holds at
  *    most one reply (at most CONTROL_REPLY_MAX bytes);
  *  - a client that neither sends nor reads for IDLE_TIMEOUT_MS is closed;
- *  - past MAX_CLIENTS a new connection gets an error line and is closed.
+ *  - past MAX_CLIENTS a new connection gets an error line and is closed;
+ *  - out of file descriptors (accept4: EMFILE, ENFILE), the listening
+ *    socket is left alone for ACCEPT_PAUSE_MS, and new connections wait
+ *    in its backlog meanwhile: polling it would wake the thread at once
+ *    again, for ever, while the connection waits.  Clients already
+ *    connected are served as before.
+ *
+ * Where the socket goes: a directory that is a directory (not a symlink
+ * to one), root's or the daemon's, and that no other user can write
+ * unless it is sticky (as /tmp).  Anyone else who could write it could
+ * swap the socket file for a symlink between bind() and the chmod and
+ * chown that follow, and be handed the target.  Those two act on the
+ * path without following a symlink, and only on a socket file, as a
+ * second line.  The directory's parents are trusted, as the
+ * administrator's.
  *
  * The data path never waits for this thread: the commands only read
  * counters and set values, except compact, whose critical sections are
@@ -51,6 +65,7 @@
 #define MAX_CLIENTS 64
 #define IDLE_TIMEOUT_MS 30000
 #define LISTEN_BACKLOG 16
+#define ACCEPT_PAUSE_MS 100
 /* The thread's deepest frame is a command's line buffer and words. */
 #define THREAD_STACK_BYTES (256 * 1024)
 
@@ -75,6 +90,8 @@ struct control_server {
   dev_t dev;                    /* the socket file we made, so that stop */
   ino_t ino;                    /* removes only ours */
   int64_t allowed_uid;
+  /* 0, or out of descriptors: when to try accept4 again. */
+  uint64_t accept_resume_ms;
   pthread_t thread;
   bool running;
   struct client clients[MAX_CLIENTS];
@@ -243,8 +260,11 @@ accept_clients (struct control_server *s)
     char why[96];
     uid_t uid = (uid_t) -1;
 
-    if (fd == -1)
+    if (fd == -1) {
+      if (errno == EMFILE || errno == ENFILE)
+        s->accept_resume_ms = now_ms () + ACCEPT_PAUSE_MS;
       return;                   /* EAGAIN, or the peer gave up: nothing to do */
+    }
     if (!peer_allowed (s, fd, &uid)) {
       snprintf (why, sizeof why, "access denied: uid %ld is neither root "
                 "nor the ctl-uid", (long) (int) uid);
@@ -262,11 +282,13 @@ accept_clients (struct control_server *s)
   }
 }
 
-/* The poll() timeout: until the first client's idle deadline. */
+/* The poll() timeout: until the first client's idle deadline, or the
+ * end of a pause in accepting.
+ */
 static int
 next_timeout_ms (const struct control_server *s, uint64_t now)
 {
-  uint64_t first = UINT64_MAX;
+  uint64_t first = s->accept_resume_ms ? s->accept_resume_ms : UINT64_MAX;
 
   for (size_t i = 0; i < MAX_CLIENTS; i++)
     if (s->clients[i].fd != -1
@@ -298,8 +320,13 @@ serve (void *arg)
   for (;;) {
     nfds_t n = 2;
 
+    if (s->accept_resume_ms && now_ms () >= s->accept_resume_ms)
+      s->accept_resume_ms = 0;
     fds[0] = (struct pollfd) { .fd = s->wake_fd, .events = POLLIN };
-    fds[1] = (struct pollfd) { .fd = s->listen_fd, .events = POLLIN };
+    /* A negative fd is left out of poll(): so while accepting pauses. */
+    fds[1] = (struct pollfd) {
+      .fd = s->accept_resume_ms ? -1 : s->listen_fd, .events = POLLIN,
+    };
     for (size_t i = 0; i < MAX_CLIENTS; i++) {
       struct client *c = &s->clients[i];
 
@@ -341,20 +368,39 @@ someone_listens (const struct sockaddr_un *addr)
   return listening;
 }
 
-/* Makes the directory the socket goes into, with MODE, if it is missing. */
+/* Makes the directory the socket goes into, with MODE, if it is missing,
+ * and checks it, made here or not, by the rule at the top.
+ */
 static const char *
 make_directory (const char *path, mode_t mode)
 {
   char dir[CONTROL_PATH_MAX];
   char *slash;
+  struct stat st;
 
   snprintf (dir, sizeof dir, "%s", path);
   slash = strrchr (dir, '/');
-  if (slash == NULL || slash == dir)
-    return NULL;
-  *slash = '\0';
-  if (mkdir (dir, mode) == -1 && errno != EEXIST)
-    return explain ("%s: mkdir: %m", dir);
+  if (slash == NULL)
+    snprintf (dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else {
+    *slash = '\0';
+    if (mkdir (dir, mode) == -1 && errno != EEXIST)
+      return explain ("%s: mkdir: %m", dir);
+  }
+  if (lstat (dir, &st) == -1)
+    return explain ("%s: %m", dir);
+  if (S_ISLNK (st.st_mode))
+    return explain ("%s: a symlink (refused: name the directory itself)", dir);
+  if (!S_ISDIR (st.st_mode))
+    return explain ("%s: not a directory", dir);
+  if (st.st_uid != 0 && st.st_uid != geteuid ())
+    return explain ("%s: owned by uid %u, neither root nor this daemon's user",
+                    dir, (unsigned) st.st_uid);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    return explain ("%s: other users can write it and it is not sticky "
+                    "(chmod go-w, or +t)", dir);
   return NULL;
 }
 
@@ -413,12 +459,19 @@ listen_on (struct control_server *s, const char **why)
   }
   if (bind_path (fd, &addr, why) == -1)
     goto fail;
-  /* The socket stays 0600; with ctl-uid it is that user's, so that the
-   * user can connect at all (SO_PEERCRED then lets in root and them only).
+  if (lstat (s->path, &st) == -1 || !S_ISSOCK (st.st_mode)) {
+    *why = explain ("%s: not the socket just bound (replaced? refused)",
+                    s->path);
+    goto fail;
+  }
+  /* The socket stays 0600 (whatever the umask took); with ctl-uid it is
+   * that user's, so that the user can connect at all (SO_PEERCRED then
+   * lets in root and them only).  Neither follows a symlink.
    */
-  if (lstat (s->path, &st) == -1 || chmod (s->path, 0600) == -1
+  if (fchmodat (AT_FDCWD, s->path, 0600, AT_SYMLINK_NOFOLLOW) == -1
       || (s->allowed_uid >= 0
-          && chown (s->path, (uid_t) s->allowed_uid, (gid_t) -1) == -1)
+          && fchownat (AT_FDCWD, s->path, (uid_t) s->allowed_uid, (gid_t) -1,
+                       AT_SYMLINK_NOFOLLOW) == -1)
       || listen (fd, LISTEN_BACKLOG) == -1) {
     *why = explain ("%s: %m", s->path);
     unlink (s->path);

@@ -116,7 +116,7 @@ options_set (struct cswap_options *options, const char *key,
     }
   }
   else if (strcmp (key, "pool-limit") == 0)
-    parse_memory_size (value, &c->pool_limit_bytes, &reason);
+    parse_pool_limit (value, &c->pool_limit_bytes, &reason);
   else if (strcmp (key, "huge-threshold") == 0) {
     if (parse_int64 (value, 1, CSWAP_PAGE_SIZE, &number, &reason) == 0)
       c->huge_threshold_bytes = number;
@@ -174,7 +174,8 @@ options_set (struct cswap_options *options, const char *key,
       c->writeback_batch_pages = number;
   }
   else if (strcmp (key, "idle-writeback") == 0) {
-    if (parse_int64 (value, 0, UINT32_MAX, &number, &reason) == 0)
+    if (parse_int64 (value, 0, STORE_MAX_IDLE_WRITEBACK_S, &number, &reason)
+        == 0)
       c->idle_writeback_seconds = number;
   }
   else if (strcmp (key, "read-writeback") == 0)

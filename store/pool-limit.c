@@ -7,6 +7,9 @@
  * (at the limit) and stops (below accept-threshold percent of it), when
  * raw pages stop being deferred, and whether a page read from disk comes
  * back into memory.  A limit of 0 is no limit: every answer is "room".
+ * Any other limit is at least a page (STORE_MIN_POOL_LIMIT_BYTES): the
+ * allocator counts whole pages, and 0 of them would be no limit to it
+ * while every answer here said "full".
  *
  * Threads: relaxed atomics, no lock; each answer is a snapshot.
  */
@@ -17,11 +20,23 @@
 
 #define DEFAULT_ACCEPT_PERCENT 90
 
-void
+_Static_assert (STORE_MIN_POOL_LIMIT_BYTES == CSWAP_PAGE_SIZE,
+                "the allocator's limit is in pages: the smallest is one");
+
+bool
+pool_limit_valid (uint64_t bytes)
+{
+  return bytes == 0 || bytes >= STORE_MIN_POOL_LIMIT_BYTES;
+}
+
+int
 store_set_pool_limit (struct store *store, uint64_t bytes)
 {
+  if (!pool_limit_valid (bytes))
+    return -EINVAL;
   atomic_store_explicit (&store->pool_limit_bytes, bytes, memory_order_relaxed);
   zs_pool_set_page_limit (store->pool, bytes / CSWAP_PAGE_SIZE);
+  return 0;
 }
 
 uint64_t

@@ -79,6 +79,8 @@ extern void count_slot (struct store *store, uint8_t flags, uint64_t word,
 
 /* pool-limit.c: the pool limit (0: none) and its accept threshold. */
 extern uint64_t pool_limit_bytes (struct store *store);
+/* 0, or at least STORE_MIN_POOL_LIMIT_BYTES. */
+extern bool pool_limit_valid (uint64_t bytes);
 extern uint64_t pool_used_bytes (struct store *store);
 /* Whether PAGES more pool pages fit below the limit. */
 extern bool pool_has_room (struct store *store, unsigned pages);

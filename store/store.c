@@ -123,7 +123,8 @@ store_create (const struct store_config *config)
       || config->size_bytes / CSWAP_PAGE_SIZE > ZS_MAX_OWNER_COOKIE
       || config->codec.id >= CODEC_COUNT
       || codec_check_level (config->codec.id, config->codec.level, &min, &max)
-      || config->huge_threshold_bytes > CSWAP_PAGE_SIZE) {
+      || config->huge_threshold_bytes > CSWAP_PAGE_SIZE
+      || !pool_limit_valid (config->pool_limit_bytes)) {
     errno = EINVAL;
     return NULL;
   }

@@ -26,7 +26,7 @@
 struct store_config {
   uint64_t size_bytes;          /* device size; a multiple of 4096 */
   struct codec_config codec;
-  uint64_t pool_limit_bytes;    /* 0: no limit */
+  uint64_t pool_limit_bytes;    /* 0: no limit; else STORE_MIN_POOL_LIMIT_BYTES up */
   uint32_t huge_threshold_bytes; /* 0: the allocator's huge class size */
   unsigned max_pages_per_zspage; /* 0: the allocator's default */
   /* Warm memory kept for new zspages, so that a swap-out does not wait
@@ -43,7 +43,7 @@ struct store_config {
   bool backing_encrypt_off;
   unsigned accept_threshold_percent;    /* 0: 90; writeback stops below it */
   unsigned writeback_batch_pages;       /* 0: 64 */
-  unsigned idle_writeback_seconds;      /* 0: off */
+  unsigned idle_writeback_seconds;      /* 0: off; at most STORE_MAX_IDLE_WRITEBACK_S */
   /* Pages the kernel reads go to the backing file, and pages read from
    * it stay there (writeback-reads.c), when untouched for
    * read_writeback_wait_ms after the read (0: 1000; tests shorten it).
@@ -67,6 +67,14 @@ struct store_config {
 
 /* The most pages per writeback batch (the batch buffer's size). */
 #define STORE_MAX_WRITEBACK_BATCH 256
+/* The longest idle-writeback, and writeback idle=: 30 days.  Past about
+ * 2^32 - 3 the idle sweep's period (a third of it) wrapped to 0.
+ */
+#define STORE_MAX_IDLE_WRITEBACK_S (30u * 24 * 3600)
+/* The smallest pool limit but 0 (none): one page.  The allocator counts
+ * the limit in whole pages, and 0 pages is no limit to it.
+ */
+#define STORE_MIN_POOL_LIMIT_BYTES 4096u  /* parse_pool_limit's too */
 
 struct store;
 
@@ -121,7 +129,10 @@ extern uint64_t store_size (const struct store *store);
  */
 extern int store_set_codec (struct store *store, const struct codec_config *codec);
 extern void store_get_codec (struct store *store, struct codec_config *codec);
-extern void store_set_pool_limit (struct store *store, uint64_t bytes);
+/* Returns 0, or -EINVAL (and changes nothing) for a limit under
+ * STORE_MIN_POOL_LIMIT_BYTES but 0.
+ */
+extern int store_set_pool_limit (struct store *store, uint64_t bytes);
 
 struct store_stats {
   uint64_t size_bytes;
@@ -202,7 +213,8 @@ extern int store_compact (struct store *store, struct zs_compact_result *result)
 /* Writes back now: IDLE_SECONDS 0 takes every page in memory, otherwise
  * those idle at least that long (to the idle sweep's resolution); at most
  * MAX_PAGES (0: no limit); raw (huge) pages only with INCLUDE_HUGE.
- * Returns 0, -ENODEV without a backing file, or the batch error that
+ * Returns 0, -EINVAL for IDLE_SECONDS past STORE_MAX_IDLE_WRITEBACK_S,
+ * -ENODEV without a backing file, or the batch error that
  * stopped it (pages it could not write stay in memory); *RESULT counts
  * what was written before, too.
  */
@@ -213,12 +225,15 @@ struct store_writeback_result {
 extern int store_writeback (struct store *store, unsigned idle_seconds,
                             uint64_t max_pages, bool include_huge,
                             struct store_writeback_result *result);
-/* Setters return 0 or -EINVAL (percent 1..100, batch 1..256). */
+/* Setters return 0 or -EINVAL (percent 1..100, batch 1..256, idle
+ * 0..STORE_MAX_IDLE_WRITEBACK_S; no backing file), and change nothing
+ * on -EINVAL.
+ */
 extern int store_set_accept_threshold (struct store *store, unsigned percent);
 extern unsigned store_get_accept_threshold (struct store *store);
 extern int store_set_writeback_batch (struct store *store, unsigned pages);
 extern unsigned store_get_writeback_batch (struct store *store);
-extern void store_set_idle_writeback (struct store *store, unsigned seconds);
+extern int store_set_idle_writeback (struct store *store, unsigned seconds);
 extern unsigned store_get_idle_writeback (struct store *store);
 
 /* The allocator underneath, for its per-class table. */

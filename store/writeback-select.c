@@ -25,7 +25,11 @@ unsigned
 writeback_age_period_s (struct writeback *wb)
 {
   unsigned idle = atomic_load_explicit (&wb->idle_seconds, memory_order_relaxed);
-  return idle ? (idle + 2) / 3 : DEFAULT_AGE_PERIOD_S;
+
+  /* A third, rounded up: never 0 for IDLE > 0, and no sum that wraps
+   * (the setters bound IDLE to STORE_MAX_IDLE_WRITEBACK_S anyway).
+   */
+  return idle ? idle / 3 + (idle % 3 != 0) : DEFAULT_AGE_PERIOD_S;
 }
 
 /* Whether slot I of CHUNK goes into this batch; CLOCK clears the
@@ -134,7 +138,7 @@ writeback_idle_min_age (struct writeback *wb, unsigned idle_seconds)
    * (A - 1) periods.
    */
   unsigned period = writeback_age_period_s (wb);
-  unsigned age = (idle_seconds + period - 1) / period + 1;
+  uint64_t age = ((uint64_t) idle_seconds + period - 1) / period + 1;
 
   return age < SLOT_AGE_MAX ? age : SLOT_AGE_MAX;
 }

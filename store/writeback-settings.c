@@ -16,7 +16,8 @@ writeback_settings_init (struct writeback *wb,
   unsigned pages = config->writeback_batch_pages
     ? config->writeback_batch_pages : DEFAULT_BATCH_PAGES;
 
-  if (pages > STORE_MAX_WRITEBACK_BATCH)
+  if (pages > STORE_MAX_WRITEBACK_BATCH
+      || config->idle_writeback_seconds > STORE_MAX_IDLE_WRITEBACK_S)
     return -EINVAL;
   atomic_init (&wb->batch_pages, pages);
   atomic_init (&wb->idle_seconds, config->idle_writeback_seconds);
@@ -38,11 +39,13 @@ store_get_writeback_batch (struct store *store)
   return store->writeback ? atomic_load (&store->writeback->batch_pages) : 0;
 }
 
-void
+int
 store_set_idle_writeback (struct store *store, unsigned seconds)
 {
-  if (store->writeback)
-    atomic_store (&store->writeback->idle_seconds, seconds);
+  if (store->writeback == NULL || seconds > STORE_MAX_IDLE_WRITEBACK_S)
+    return -EINVAL;
+  atomic_store (&store->writeback->idle_seconds, seconds);
+  return 0;
 }
 
 unsigned

@@ -371,6 +371,8 @@ store_writeback (struct store *store, unsigned idle_seconds,
                            .include_huge = include_huge };
 
   *result = (struct store_writeback_result) { 0 };
+  if (idle_seconds > STORE_MAX_IDLE_WRITEBACK_S)
+    return -EINVAL;
   if (wb == NULL)
     return -ENODEV;
   if (idle_seconds)

@@ -127,6 +127,54 @@ open_fail (int fd, const char **why, const char *message, int error)
   return -1;
 }
 
+/* Opens PATH as it is, or makes it a new file (mode 0600); *CREATED
+ * says which.  O_EXCL on an existing block device makes the open
+ * exclusive: the kernel refuses a second one (EBUSY) through any node of
+ * the device, where flock locks only the node, and refuses a mounted one.
+ * On an existing regular file Linux ignores O_EXCL without O_CREAT.
+ * Returns the fd, or -1 with errno set.
+ */
+static int
+open_path (const char *path, bool *created)
+{
+  const int flags = O_RDWR | O_DIRECT | O_NOFOLLOW | O_CLOEXEC | O_EXCL;
+
+  /* Twice: the file may come or go between the two opens. */
+  for (int tries = 0; tries < 2; tries++) {
+    int fd = open (path, flags);
+
+    *created = false;
+    if (fd != -1 || errno != ENOENT)
+      return fd;
+    fd = open (path, flags | O_CREAT, 0600);
+    *created = true;
+    if (fd != -1 || errno != EEXIST)
+      return fd;
+  }
+  return -1;
+}
+
+/* A file that was there before: another user's, or one another user can
+ * write, would let them change the pages read back (and read them without
+ * backing-encrypt).  Returns NULL or why not.  Block devices are not
+ * checked: their nodes are root's and the disk group's by design.
+ */
+static const char *
+existing_file_problem (const struct stat *st)
+{
+  static char reason[96];
+
+  if (st->st_uid != geteuid ())
+    snprintf (reason, sizeof reason, "owned by uid %u, not this daemon's "
+              "user (refused)", (unsigned) st->st_uid);
+  else if (st->st_mode & (S_IWGRP | S_IWOTH))
+    snprintf (reason, sizeof reason, "other users can write it (mode %04o; "
+              "chmod go-w)", (unsigned) (st->st_mode & 07777));
+  else
+    return NULL;
+  return reason;
+}
+
 /* Opens and sizes the file; *THIN: a regular file left unallocated. */
 static int
 open_backing (const struct tier_config *config, uint64_t *size_bytes,
@@ -134,13 +182,16 @@ open_backing (const struct tier_config *config, uint64_t *size_bytes,
 {
   struct stat st;
   uint64_t size = config->size_bytes;
-  int fd = open (config->path,
-                 O_RDWR | O_CREAT | O_DIRECT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  bool created;
+  const char *problem;
+  int fd = open_path (config->path, &created);
 
   if (fd == -1) {
     int e = errno;
     return open_fail (-1, why, e == ELOOP ? "is a symlink (refused)"
                       : e == EINVAL ? "the filesystem refuses O_DIRECT"
+                      : e == EBUSY ? "in use by another process, or mounted "
+                                     "(O_EXCL)"
                       : strerror (e), e);
   }
   /* One store per file: a second daemon would overwrite live objects. */
@@ -148,6 +199,9 @@ open_backing (const struct tier_config *config, uint64_t *size_bytes,
     return open_fail (fd, why, "in use by another process (flock)", EBUSY);
   if (fstat (fd, &st) == -1)
     return open_fail (fd, why, strerror (errno), errno);
+  if (!created && S_ISREG (st.st_mode)
+      && (problem = existing_file_problem (&st)) != NULL)
+    return open_fail (fd, why, problem, EPERM);
   if (S_ISBLK (st.st_mode)) {
     uint64_t device_bytes;
     if (ioctl (fd, BLKGETSIZE64, &device_bytes) == -1)

@@ -67,7 +67,9 @@ test_integers (void)
   uint64_t u;
 
   ok (parse_int64 ("-7", -7, 19, &i, &why) == 0 && i == -7, "-7 in -7..19");
-  ok (parse_int64 ("20", -7, 19, &i, &why) == -1, "20 is out of -7..19");
+  ok (parse_int64 ("20", -7, 19, &i, &why) == -1
+      && strcmp (why, "number out of range (-7..19)") == 0,
+      "20 is out of -7..19, and the reason says so (%s)", why);
   ok (parse_int64 ("1x", 0, 9, &i, &why) == -1, "1x is refused");
   ok (parse_int64 ("9223372036854775808", INT64_MIN, INT64_MAX, &i, &why)
       == -1, "2^63 is out of int64");

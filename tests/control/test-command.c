@@ -274,6 +274,10 @@ test_settings (void)
     { "set bogus 1", "unknown key" },
     { "set pool-limit lots", "pool-limit" },
     { "set pool-limit 101%", "pool-limit" },
+    { "set pool-limit 1", "less than 4096 bytes, the smallest limit" },
+    { "set pool-limit 4095", "less than 4096 bytes, the smallest limit" },
+    { "set pool-limit 0.0000001%", "less than 4096 bytes" },
+    { "set level 4294967296", "number out of range (-1000..1000)" },
     { "set codec gzip", "unknown codec" },
     { "set level 99", "levels are" },
     { "set level x", "level" },
@@ -363,6 +367,12 @@ test_bad_input (void)
   expect_error ("writeback idle", 14, "unknown argument",
                 "writeback with a bad argument");
   expect_error ("writeback max=-1", 16, "max=", "writeback, a bad max");
+  expect_error ("writeback idle=4294967295", 25,
+                "idle=: number out of range (0..2592000)",
+                "writeback idle=2^32-1 is out of range, not wrapped");
+  expect_error ("writeback idle=2592001", 22,
+                "idle=: number out of range (0..2592000)",
+                "writeback idle= past 30 days");
   expect_error ("stats\0x", 7, "control character", "a NUL in the line");
   expect_error ("\xff\xfe\x80 \"\\", 6, "unknown command",
                 "invalid UTF-8, quote and backslash quoted back safely");

@@ -3,8 +3,10 @@
  * Any bytes as a file: config_file_load() either accepts it, and then
  * every option is within the bounds the daemons rely on and the listing
  * of where each key came from prints, or refuses it with one line that
- * names the file; it must neither crash nor leak (the sanitizers' job).  Every key goes through options_set(), so this also
- * fuzzes the option parsers the command lines use.
+ * names the file; it must neither crash nor leak (the sanitizers' job).
+ * Every key goes through options_set(), so this also fuzzes the option
+ * parsers the command lines use.  The corpus puts every number at and
+ * around each integer type's limit (tests/lib/limit-corpus.sh).
  *
  * Built with libFuzzer when the compiler is clang; with gcc,
  * tests/lib/fuzz-driver.c supplies a main() that replays the seed corpus
@@ -54,7 +56,11 @@ check_accepted (const struct cswap_options *o, const struct cswap_service *s)
   if (c->huge_threshold_bytes > CSWAP_PAGE_SIZE
       || c->max_pages_per_zspage > ZS_MAX_PAGES_PER_ZSPAGE
       || c->accept_threshold_percent > 100
-      || c->writeback_batch_pages > STORE_MAX_WRITEBACK_BATCH)
+      || c->writeback_batch_pages > STORE_MAX_WRITEBACK_BATCH
+      || c->idle_writeback_seconds > STORE_MAX_IDLE_WRITEBACK_S
+      || c->auto_compact_percent > 100
+      || (c->pool_limit_bytes && c->pool_limit_bytes < STORE_MIN_POOL_LIMIT_BYTES)
+      || o->ctl.allowed_uid < -1 || o->ctl.allowed_uid >= UINT32_MAX)
     fail ("accepted a number out of range", NULL);
   if (!terminated (o->backing_path, sizeof o->backing_path)
       || (c->backing_path && c->backing_path != o->backing_path)

@@ -769,6 +769,91 @@ test_bad_input (void)
   }
 }
 
+/* Settings at their types' limits (issue 27, items 9 and 10).  An
+ * idle-writeback of 2^32 - 1 made the age period (idle + 2) / 3 wrap to
+ * 0, and the next writeback divided by it (SIGFPE); a pool limit under
+ * one page is "no limit" to the allocator but "always full" to the store.
+ * Both are refused, and a refused setting changes nothing.
+ */
+static void
+test_setting_limits (void)
+{
+  const uint64_t pages = 64;
+  const char *dir = getenv ("CSWAP_TIER_DIR");
+  char backing[256];
+  struct store_config config = {
+    .size_bytes = pages * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .backing_path = backing,
+    .backing_size_bytes = 4 << 20,
+    .idle_writeback_seconds = UINT32_MAX,
+  };
+  struct store_writeback_result result = { 0 };
+  struct store_stats s;
+  struct store *store;
+
+  snprintf (backing, sizeof backing, "%s/cswap-test-store-limits.%d",
+            dir ? dir : "/var/tmp", (int) getpid ());
+  errno = 0;
+  store = store_create (&config);
+  ok (store == NULL && errno == EINVAL,
+      "idle-writeback of 2^32 - 1 seconds is refused with EINVAL");
+  if (store) {
+    /* Before the fix: SIGFPE here. */
+    store_writeback (store, 60, 0, false, &result);
+    store_destroy (store);
+  }
+  unlink (backing);
+
+  config.idle_writeback_seconds = 60;
+  store = store_create (&config);
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  store_set_idle_writeback (store, UINT32_MAX);
+  ok (store_get_idle_writeback (store) == 60,
+      "setting idle-writeback to 2^32 - 1 changes nothing");
+  store_set_idle_writeback (store, STORE_MAX_IDLE_WRITEBACK_S);
+  ok (store_get_idle_writeback (store) == STORE_MAX_IDLE_WRITEBACK_S,
+      "its largest value, %u seconds, is taken",
+      (unsigned) STORE_MAX_IDLE_WRITEBACK_S);
+  ok (store_writeback (store, UINT32_MAX, 0, false, &result) == -EINVAL
+      && store_writeback (store, STORE_MAX_IDLE_WRITEBACK_S + 1, 0, false,
+                          &result) == -EINVAL,
+      "writeback idle= past it is refused with EINVAL");
+  ok (store_writeback (store, STORE_MAX_IDLE_WRITEBACK_S, 0, false, &result)
+      == 0, "writeback idle= at it runs");
+  store_destroy (store);
+  unlink (backing);
+
+  const uint64_t small_limits[] = { 1, 4095 };
+  for (size_t i = 0; i < 2; i++) {
+    struct store_config small = {
+      .size_bytes = pages * CSWAP_PAGE_SIZE, .codec = { CODEC_LZ4, 0 },
+      .pool_limit_bytes = small_limits[i],
+    };
+    errno = 0;
+    store = store_create (&small);
+    ok (store == NULL && errno == EINVAL,
+        "a pool limit of %llu bytes is refused with EINVAL",
+        (unsigned long long) small_limits[i]);
+    if (store)
+      store_destroy (store);
+  }
+  store = make_store (pages * CSWAP_PAGE_SIZE, CODEC_LZ4, 1 << 20);
+  store_set_pool_limit (store, 4095);
+  store_stats (store, &s);
+  ok (s.pool_limit_bytes == 1 << 20,
+      "setting a pool limit of 4095 bytes changes nothing");
+  store_set_pool_limit (store, STORE_MIN_POOL_LIMIT_BYTES);
+  store_stats (store, &s);
+  ok (s.pool_limit_bytes == STORE_MIN_POOL_LIMIT_BYTES,
+      "the smallest, %u bytes, is taken", (unsigned) STORE_MIN_POOL_LIMIT_BYTES);
+  store_set_pool_limit (store, 0);
+  store_stats (store, &s);
+  ok (s.pool_limit_bytes == 0, "and so is 0, no limit");
+  store_destroy (store);
+}
+
 /* store_extent against a reference: random writes (any offset, length
  * and kind of data, zeros among them) and trims over a device that spans
  * several slot chunks, then runs walked from random offsets.  Each run
@@ -864,6 +949,7 @@ main (void)
   test_pool_limit_concurrent ();
   test_writer_not_behind_compaction ();
   test_codec_change ();
+  test_setting_limits ();
   test_extents ();
   pagefile_free (&corpus);
   return tap_done ();

@@ -1,0 +1,285 @@
+/* cswap: control/server.c — where the socket may go, and a server out of
+ * file descriptors (issue 27, items 4 and 12).
+ *
+ *  - The directory the socket goes into must be a directory (not a
+ *    symlink), root's or the daemon's, and writable by no other user
+ *    unless it is sticky: else another user could swap the socket file
+ *    for a symlink between bind() and the chmod/chown that follow.
+ *  - When the socket file is swapped anyway (here by a bind() wrapper,
+ *    linked with --wrap=bind, standing in for that user), the mode and
+ *    owner of the symlink's target do not change.
+ *  - With RLIMIT_NOFILE reached, a waiting connection makes accept4 fail
+ *    with EMFILE: the server thread must not spin on it (the process's
+ *    CPU time over a second stays small), must go on serving the clients
+ *    it has, and must take the waiting one once descriptors are free.
+ *
+ * Root only for the ownership cases (chown to another user); the rest
+ * runs as anyone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "store.h"
+#include "tap.h"
+
+#define OTHER_UID 65534         /* nobody */
+
+static struct store *store;
+static char top[64];            /* the test's own directory */
+
+/* The bind() wrapper: with SWAP_TARGET set, the socket file just bound
+ * is moved aside and a symlink to SWAP_TARGET put in its place.
+ */
+extern int __real_bind (int fd, const struct sockaddr *addr, socklen_t len);
+extern int __wrap_bind (int fd, const struct sockaddr *addr, socklen_t len);
+static const char *swap_target;
+
+int
+__wrap_bind (int fd, const struct sockaddr *addr, socklen_t len)
+{
+  int r = __real_bind (fd, addr, len);
+  const char *path = ((const struct sockaddr_un *) addr)->sun_path;
+  char aside[CONTROL_PATH_MAX + 8];
+
+  if (r == 0 && swap_target && addr->sa_family == AF_UNIX) {
+    snprintf (aside, sizeof aside, "%s.aside", path);
+    if (rename (path, aside) == -1 || symlink (swap_target, path) == -1)
+      tap_bail_out ("swapping %s: %m", path);
+  }
+  return r;
+}
+
+/* Opens a server on DIR/ctl.sock, with ctl-uid=UID (-1: none).  Returns
+ * it, or NULL with *WHY set.
+ */
+static struct control_server *
+open_in (const char *dir, int64_t uid, const char **why)
+{
+  struct control_config config = { .allowed_uid = uid };
+  struct control_server *server = NULL;
+  const char *warning;
+
+  *why = NULL;
+  snprintf (config.path, sizeof config.path, "%s/ctl.sock", dir);
+  if (control_server_open (&config, "test", store, &server, &warning, why)
+      == -1)
+    return NULL;
+  return server;
+}
+
+/* A server must open in DIR (WANT NULL), or be refused with a reason
+ * that contains WANT.
+ */
+static void
+expect_open (const char *dir, const char *want, const char *name)
+{
+  const char *why;
+  struct control_server *server = open_in (dir, -1, &why);
+
+  control_server_stop (server);
+  if (want == NULL)
+    ok (server != NULL, "%s is taken (%s)", name, why ? why : "opened");
+  else
+    ok (server == NULL && why && strstr (why, want), "%s is refused (%s)",
+        name, why ? why : "opened");
+}
+
+static void
+make_dir (const char *dir, mode_t mode, uid_t uid)
+{
+  if ((mkdir (dir, 0700) == -1 && errno != EEXIST)
+      || chown (dir, uid, (gid_t) -1) == -1 || chmod (dir, mode) == -1)
+    tap_bail_out ("making %s: %m", dir);
+}
+
+static void
+test_directory (void)
+{
+  char dir[128], link[128];
+
+  snprintf (dir, sizeof dir, "%s/open", top);
+  make_dir (dir, 0777, geteuid ());
+  expect_open (dir, "other users can write", "a 0777 directory");
+  make_dir (dir, 0770, geteuid ());
+  expect_open (dir, "other users can write", "a 0770 directory");
+  snprintf (dir, sizeof dir, "%s/sticky", top);
+  make_dir (dir, 01777, geteuid ());
+  expect_open (dir, NULL, "a sticky 1777 directory of ours, as /tmp,");
+  snprintf (dir, sizeof dir, "%s/private", top);
+  make_dir (dir, 0700, geteuid ());
+  expect_open (dir, NULL, "a 0700 directory of ours");
+  snprintf (link, sizeof link, "%s/link", top);
+  if (symlink (dir, link) == -1)
+    tap_bail_out ("symlink: %m");
+  expect_open (link, "symlink", "a symlink to it");
+  if (geteuid () != 0) {
+    ok (true, "# SKIP a directory of another user's: not root");
+    return;
+  }
+  snprintf (dir, sizeof dir, "%s/others", top);
+  make_dir (dir, 0755, OTHER_UID);
+  expect_open (dir, "owned by uid", "a directory another user owns");
+}
+
+/* The socket file swapped for a symlink right after bind(): the target
+ * keeps its mode and owner, and the server is refused.
+ */
+static void
+test_swapped_socket (void)
+{
+  char dir[128], target[128];
+  struct control_server *server;
+  struct stat st;
+  const char *why;
+  int fd;
+
+  snprintf (dir, sizeof dir, "%s/swapped", top);
+  make_dir (dir, 0700, geteuid ());
+  snprintf (target, sizeof target, "%s/target", top);
+  fd = open (target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd == -1 || fchmod (fd, 0644) == -1)
+    tap_bail_out ("%s: %m", target);
+  close (fd);
+  swap_target = target;
+  server = open_in (dir, geteuid () == 0 ? OTHER_UID : (int64_t) geteuid (),
+                    &why);
+  swap_target = NULL;
+  control_server_stop (server);
+  if (lstat (target, &st) == -1)
+    tap_bail_out ("%s: %m", target);
+  ok ((st.st_mode & 07777) == 0644, "the symlink's target keeps its mode "
+      "(%04o)", (unsigned) (st.st_mode & 07777));
+  ok (st.st_uid == geteuid (), "and its owner (uid %u)", (unsigned) st.st_uid);
+  ok (server == NULL && why && strstr (why, "not the socket"),
+      "and the server is refused (%s)", why ? why : "opened");
+}
+
+static uint64_t
+cpu_us (void)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ull
+    + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static void
+connect_to (int fd, const char *path)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+  snprintf (addr.sun_path, sizeof addr.sun_path, "%s", path);
+  if (connect (fd, (struct sockaddr *) &addr, sizeof addr) == -1)
+    tap_bail_out ("connect %s: %m", path);
+}
+
+/* Sends LINE on FD and waits up to TIMEOUT_MS for a reply line.  Returns
+ * whether an "ok":true reply came.
+ */
+static bool
+ask (int fd, const char *line, int timeout_ms)
+{
+  char reply[65536];
+  size_t len = 0;
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+
+  if (send (fd, line, strlen (line), MSG_NOSIGNAL) != (ssize_t) strlen (line))
+    return false;
+  while (len < sizeof reply - 1 && poll (&p, 1, timeout_ms) == 1) {
+    ssize_t n = recv (fd, reply + len, sizeof reply - 1 - len, 0);
+
+    if (n <= 0)
+      return false;
+    len += n;
+    reply[len] = '\0';
+    if (memchr (reply, '\n', len))
+      return strncmp (reply, "{\"ok\":true", 10) == 0;
+  }
+  return false;
+}
+
+static void
+test_out_of_descriptors (void)
+{
+  char dir[128], path[160];
+  struct control_server *server;
+  struct rlimit saved, low;
+  const char *why;
+  int served, waiting, lowest_free;
+  uint64_t before_us, spent_us;
+
+  snprintf (dir, sizeof dir, "%s/emfile", top);
+  make_dir (dir, 0700, geteuid ());
+  snprintf (path, sizeof path, "%s/ctl.sock", dir);
+  server = open_in (dir, -1, &why);
+  if (server == NULL || control_server_start (server) == -1)
+    tap_bail_out ("control server: %s", why ? why : strerror (errno));
+  served = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  waiting = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (served == -1 || waiting == -1)
+    tap_bail_out ("socket: %m");
+  connect_to (served, path);
+  ok (ask (served, "stats\n", 5000), "a client is served");
+
+  /* Every descriptor below the limit in use: the next accept4 fails. */
+  lowest_free = dup (0);
+  if (lowest_free == -1 || getrlimit (RLIMIT_NOFILE, &saved) == -1)
+    tap_bail_out ("dup, getrlimit: %m");
+  close (lowest_free);
+  low = (struct rlimit) { .rlim_cur = lowest_free, .rlim_max = saved.rlim_max };
+  if (setrlimit (RLIMIT_NOFILE, &low) == -1)
+    tap_bail_out ("setrlimit: %m");
+  connect_to (waiting, path);
+  before_us = cpu_us ();
+  nanosleep (&(struct timespec) { .tv_sec = 1 }, NULL);
+  spent_us = cpu_us () - before_us;
+  ok (spent_us < 200000, "out of descriptors with a connection waiting, "
+      "the server does not spin: %llu ms of CPU in 1 s",
+      (unsigned long long) spent_us / 1000);
+  ok (ask (served, "stats\n", 5000),
+      "and goes on serving the client it has");
+  if (setrlimit (RLIMIT_NOFILE, &saved) == -1)
+    tap_bail_out ("setrlimit: %m");
+  ok (ask (waiting, "help\n", 5000),
+      "with descriptors free again, the waiting client is served");
+  close (served);
+  close (waiting);
+  control_server_stop (server);
+}
+
+int
+main (void)
+{
+  struct store_config config = {
+    .size_bytes = 1 << 20, .codec = { CODEC_LZ4, 0 },
+  };
+
+  store = store_create (&config);
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  snprintf (top, sizeof top, "/tmp/cswap-test-server.XXXXXX");
+  if (mkdtemp (top) == NULL)
+    tap_bail_out ("mkdtemp: %m");
+  test_directory ();
+  test_swapped_socket ();
+  test_out_of_descriptors ();
+  store_destroy (store);
+  char rm[96];
+  snprintf (rm, sizeof rm, "rm -rf '%s'", top);
+  if (system (rm) != 0)
+    diag ("could not remove %s", top);
+  return tap_done ();
+}
