@@ -1,10 +1,11 @@
 #!/bin/bash
 # cswap: cswap-fuse end to end on one transport — mount, random I/O checked
 # against a reference (fuse-io), the operations a fixed-size device file
-# refuses, a final punch of the whole file, a clean stop on SIGTERM with the
-# exit stats line showing no page and no pool memory left, a clean exit
-# when unmounted, a daemon killed mid-request leaving I/O failing rather
-# than hanging, and the error messages.
+# refuses, a final punch of the whole file, SIGHUP ignored, a clean stop on
+# SIGTERM (no swap on the device; tests/swap/test-stop-signals.sh has the
+# refusal) with the exit stats line showing no page and no pool memory
+# left, a clean exit when unmounted, a daemon killed mid-request leaving
+# I/O failing rather than hanging, and the error messages.
 #
 # Usage: test-fuse.sh classic|uring|auto-off|uring-refused
 #   classic        --transport classic (libfuse's loop)
@@ -197,6 +198,17 @@ check "punching the whole file succeeds" \
 check "after the punch the file reads as zeros" \
   cmp -s -n "$size" "$mnt/swap" /dev/zero
 
+# SIGHUP (a closed terminal, a "reload") must not stop a daemon that may
+# hold swapped pages: it is logged and ignored.
+kill -HUP "$pid"
+sleep 0.5
+check "SIGHUP leaves cswap-fuse running" kill -0 "$pid"
+check "and mounted" mounted
+check "and it says it ignored it" grep -q "^cswap-fuse: SIGHUP: ignored" "$log"
+check "the file still reads after SIGHUP" \
+  dd if="$mnt/swap" of=/dev/null bs=4k count=1 iflag=direct status=none
+
+# No swap on the device: SIGTERM stops it cleanly.
 kill -TERM "$pid"
 wait "$pid"
 exit_status=$?
