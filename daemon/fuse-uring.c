@@ -44,6 +44,7 @@
 
 #include "fuse-raw.h"
 #include "fuse-uring-abi.h"
+#include "fuse-uring-fault.h"
 #include "fuse-uring.h"
 #include "memory-safety.h"
 
@@ -77,7 +78,6 @@ struct uring_queue {
 
 struct uring_queues {
   int fd;                       /* /dev/fuse */
-  bool refuse_fault;            /* CSWAP_FUSE_URING_FAULT=refuse (fuse-uring.h) */
   const struct device *device;
   int stop_fd;                  /* eventfd: readable once stopping */
   int ended_fd;                 /* the caller's: written when all ended */
@@ -134,7 +134,7 @@ static void
 prep_fuse_command (struct io_uring_sqe *sqe, struct uring_entry *entry,
                    enum fuse_uring_cmd command, uint64_t commit_id)
 {
-  const struct fuse_uring_cmd_req request = {
+  struct fuse_uring_cmd_req request = {
     .commit_id = commit_id,
     .qid = entry->queue->qid,
   };
@@ -152,8 +152,10 @@ prep_fuse_command (struct io_uring_sqe *sqe, struct uring_entry *entry,
     /* The header and the payload; one iovec only is a registration the
      * kernel refuses (EINVAL), for the fault test.
      */
-    sqe->len = entry->queue->owner->refuse_fault ? 1 : 2;
+    sqe->len = uring_fault_strikes (URING_FAULT_REFUSE) ? 1 : 2;
   }
+  else if (uring_fault_strikes (URING_FAULT_COMMIT_EINVAL))
+    request.qid = UINT16_MAX;
   memcpy ((char *) sqe + offsetof (struct io_uring_sqe, cmd), &request,
           sizeof request);
 }
@@ -248,7 +250,8 @@ serve (struct uring_queue *queue)
   while (!stopping && live_entries > 0) {
     struct io_uring_cqe *cqe;
     unsigned head, seen = 0;
-    int r = io_uring_submit_and_wait (&queue->ring, 1);
+    int r = uring_fault_strikes (URING_FAULT_SUBMIT_ERROR)
+            ? -EFAULT : io_uring_submit_and_wait (&queue->ring, 1);
 
     if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
       fprintf (stderr, "cswap-fuse: io_uring queue %u: %s\n", queue->qid,
@@ -325,7 +328,6 @@ make_queue (struct uring_queue *queue)
 struct uring_queues *
 uring_queues_create (int fd, const struct device *device, const char **why)
 {
-  const char *fault = getenv ("CSWAP_FUSE_URING_FAULT");
   unsigned count = possible_cpus ();
   struct uring_queues *queues;
   int r;
@@ -340,7 +342,7 @@ uring_queues_create (int fd, const struct device *device, const char **why)
     return NULL;
   }
   queues->fd = fd;
-  queues->refuse_fault = fault && strcmp (fault, "refuse") == 0;
+  uring_fault_init ();
   queues->device = device;
   queues->count = count;
   queues->ended_fd = -1;

@@ -6,9 +6,7 @@
  * requests of a queue are in flight while its thread works on one.  A
  * reply and the wait for the next request are one io_uring_enter.
  *
- * Test only: CSWAP_FUSE_URING_FAULT=refuse in the environment when the
- * queues are made sends registrations the kernel refuses, to exercise
- * what happens when the ring cannot be had after INIT was answered.
+ * Faults can be injected in the test build only (fuse-uring-fault.h).
  */
 #ifndef CSWAP_FUSE_URING_H
 #define CSWAP_FUSE_URING_H

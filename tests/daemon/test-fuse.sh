@@ -14,7 +14,8 @@
 #                  off: it must fall back to classic, and --transport uring
 #                  must fail, however it is given
 #   uring-refused  auto with enable_uring on, but the kernel made to refuse
-#                  the ring registrations (CSWAP_FUSE_URING_FAULT=refuse):
+#                  the ring registrations (cswap-fuse-faults, the test
+#                  build, with CSWAP_FUSE_URING_FAULT=refuse):
 #                  after answering INIT itself the daemon must serve with
 #                  read()/write() on /dev/fuse, and --transport uring fail
 # All but classic change /sys/module/fuse/parameters/enable_uring and put
@@ -66,6 +67,7 @@ case $mode in
     ;;
   uring-refused)
     enable_uring_set Y || skip "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
+    cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse-faults
     export CSWAP_FUSE_URING_FAULT=refuse
     transport_args=()
     transport_line="transport: read/write on /dev/fuse, [0-9]+ threads \(no io_uring: the kernel refused"
