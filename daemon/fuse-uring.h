@@ -36,9 +36,14 @@ extern unsigned uring_queues_count (const struct uring_queues *queues);
  * thread per queue, which registers its entries and serves.  Returns 0
  * once every queue's registration was taken, or a negative errno (the
  * first refusal) with every thread stopped again.  When the connection
- * ends, the threads write 1 to the eventfd ENDED_FD.
+ * ends, or a queue fails, the threads write 1 to the eventfd ENDED_FD.
  */
 extern int uring_queues_start (struct uring_queues *queues, int ended_fd);
+
+/* Whether a queue gave up (an entry or its io_uring_enter kept failing)
+ * and wrote ENDED_FD for it: the daemon must stop, with an error.
+ */
+extern bool uring_queues_failed (struct uring_queues *queues);
 
 /* Stops and joins the threads (each finishes the requests in hand), then
  * frees the rings and buffers.  NULL is fine.
