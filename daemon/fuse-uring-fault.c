@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuse-uring-fault.h"
+#include "xorshift.h"
 
 static const char *const kind_name[URING_FAULT_KINDS] = {
   [URING_FAULT_REFUSE] = "refuse",
@@ -19,17 +20,6 @@ static const char *const kind_name[URING_FAULT_KINDS] = {
 };
 
 static unsigned percent[URING_FAULT_KINDS];
-
-static uint64_t
-next_random (void)
-{
-  static _Thread_local uint64_t state = 0x9e3779b97f4a7c15ull;
-
-  state ^= state << 13;         /* xorshift64 */
-  state ^= state >> 7;
-  state ^= state << 17;
-  return state;
-}
 
 void
 uring_fault_init (void)
@@ -63,5 +53,5 @@ uring_fault_init (void)
 bool
 uring_fault_strikes (enum uring_fault_kind kind)
 {
-  return percent[kind] > 0 && next_random () % 100 < percent[kind];
+  return percent[kind] > 0 && xorshift_next () % 100 < percent[kind];
 }
