@@ -5,8 +5,9 @@
  *
  * This file reads the command line, checks the mount point, makes the
  * store, mounts, and serves until the file system is unmounted or a
- * SIGTERM/SIGINT arrives; it then prints the stats line and frees
- * everything.  It serves through one of two transports (transport=,
+ * SIGTERM/SIGINT arrives while the file is not swap (stop-signals.h: the
+ * signals are refused while it is); it then prints the stats line and
+ * frees everything.  It serves through one of two transports (transport=,
  * cswap-fuse(8) TRANSPORTS): libfuse's multithreaded loop over fuse-ops.c
  * (classic), or FUSE over io_uring without libfuse's loop
  * (fuse-raw-serve.c).  The file's rules are device.c's either way.
@@ -31,7 +32,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +50,8 @@
 #include "parse.h"
 #include "service-notify.h"
 #include "stats-line.h"
+#include "stop-signals.h"
+#include "swap-users.h"
 
 #define PROGRAM_NAME "cswap-fuse"
 
@@ -246,7 +248,9 @@ usage (void)
           "                           override the files, and their\n"
           "                           mountpoint is the default\n"
           "    --check-config FILE    Check FILE and its drop-ins, print the\n"
-          "                           merged result and ok, exit 0 (or 1)\n",
+          "                           merged result and ok, exit 0 (or 1)\n"
+          "    --swap-users MOUNTPOINT  Print the swap devices over\n"
+          "                           MOUNTPOINT/swap, exit 0 (or 1: none)\n",
           PROGRAM_NAME);
   fuse_cmdline_help ();
   fuse_lowlevel_help ();
@@ -284,6 +288,61 @@ check_mountpoint (const char *mountpoint)
     return -1;
   }
   return 0;
+}
+
+/* MOUNTPOINT/swap as the kernel names a loop device's backing file (an
+ * absolute path without symbolic links) into PATH (PATH_MAX bytes).
+ */
+static int
+device_file_path (const char *mountpoint, char *path)
+{
+  char directory[PATH_MAX];
+
+  if (realpath (mountpoint, directory) == NULL) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, mountpoint);
+    return -1;
+  }
+  if (snprintf (path, PATH_MAX, "%s/" DEVICE_SWAP_NAME, directory)
+      >= PATH_MAX) {
+    fprintf (stderr, "%s: %s: %s\n", PROGRAM_NAME, mountpoint,
+             strerror (ENAMETOOLONG));
+    return -1;
+  }
+  return 0;
+}
+
+static void
+print_device (const char *device, void *arg)
+{
+  (void) arg;
+  printf ("%s\n", device);
+}
+
+/* cswap-fuse --swap-users MOUNTPOINT: the swap devices over
+ * MOUNTPOINT/swap, by the rule SIGTERM is refused by (swap-users.h), one a
+ * line; exit 0 if there is one, 1 if none, 2 on a usage error.
+ */
+static int
+list_swap_users (int argc, char *argv[])
+{
+  char swap_file[PATH_MAX];
+
+  if (argc != 3) {
+    fprintf (stderr, "%s: usage: --swap-users MOUNTPOINT\n", PROGRAM_NAME);
+    return 2;
+  }
+  /* The mount point as given, unresolved, if it cannot be resolved: the
+   * mount may be in another mount namespace, or its daemon dead.
+   */
+  if (realpath (argv[2], swap_file) == NULL)
+    snprintf (swap_file, sizeof swap_file, "%s", argv[2]);
+  if (strlen (swap_file) + sizeof "/" DEVICE_SWAP_NAME > sizeof swap_file) {
+    fprintf (stderr, "%s: %s: %s\n", PROGRAM_NAME, argv[2],
+             strerror (ENAMETOOLONG));
+    return 2;
+  }
+  strcat (swap_file, "/" DEVICE_SWAP_NAME);
+  return swap_users_list (swap_file, print_device, NULL) > 0 ? 0 : 1;
 }
 
 /* The classic transport: libfuse's loop.  Returns 0 once the file system
@@ -408,10 +467,13 @@ main (int argc, char *argv[])
   bool mounted = false, handling_signals = false;
   int status = EXIT_FAILURE, raw;
   const char *why, *warning;
+  char swap_file[PATH_MAX];
 
   if (argc >= 2 && (strcmp (argv[1], "--check-config") == 0
                     || strncmp (argv[1], "--check-config=", 15) == 0))
     return check_config_file (argc, argv);
+  if (argc >= 2 && strcmp (argv[1], "--swap-users") == 0)
+    return list_swap_users (argc, argv);
   options_init (&cl.device);
   config_service_init (&cl.service);
   make_option_templates (&templates);
@@ -444,7 +506,8 @@ main (int argc, char *argv[])
     fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
     goto out;
   }
-  if (check_mountpoint (cl.mountpoint) == -1)
+  if (check_mountpoint (cl.mountpoint) == -1
+      || device_file_path (cl.mountpoint, swap_file) == -1)
     goto out;
   raw = choose_raw_transport (cl.device.transport);
   if (raw == -1)
@@ -471,7 +534,7 @@ main (int argc, char *argv[])
   }
   if (warning)
     fprintf (stderr, "%s: warning: %s\n", PROGRAM_NAME, warning);
-  if (fuse_set_signal_handlers (session) == -1)
+  if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
   if (fuse_session_mount (session, cl.mountpoint) == -1)
@@ -521,16 +584,8 @@ main (int argc, char *argv[])
   control_server_stop (control);
   if (mounted)
     fuse_session_unmount (session);
-  if (handling_signals) {
-    fuse_remove_signal_handlers (session);
-    /* On the way out already: a SIGTERM from now on (a supervisor that
-     * saw the unmount and stops the PID too) would kill the process with
-     * the default action before it prints its exit stats.
-     */
-    signal (SIGTERM, SIG_IGN);
-    signal (SIGINT, SIG_IGN);
-    signal (SIGHUP, SIG_IGN);
-  }
+  if (handling_signals)
+    stop_signals_ignore ();
   if (session)
     fuse_session_destroy (session);
   if (device.store) {

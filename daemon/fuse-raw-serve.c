@@ -7,8 +7,9 @@
  *         refused: the kernel has gone back to /dev/fuse for this
  *         connection, so serve everything with FALLBACK_THREADS read()/
  *         write() threads (or fail, when io_uring was required)
- *   then: wait until the connection ends (a thread writes the ended
- *         eventfd) or a stop is asked for; stop the threads.
+ *   then: wait until the connection ends or an io_uring queue fails (a
+ *         thread writes the ended eventfd; a failed queue makes run
+ *         return -1) or a stop is asked for; stop the threads.
  * One line on stderr names the transport in use.
  *
  * Threads and locking: this file runs on main()'s thread only; the
@@ -145,6 +146,11 @@ raw_server_run (struct raw_server *server,
              "(no io_uring: %s)\n", PROGRAM_NAME, dev_threads,
              server->no_uring_reason);
   wait_for_end (server, stop_requested, arg);
+  if (server->queues && uring_queues_failed (server->queues)) {
+    fprintf (stderr, "%s: FUSE over io_uring failed (see above): exiting\n",
+             PROGRAM_NAME);
+    return -1;
+  }
   return 0;
 }
 

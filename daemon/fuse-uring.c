@@ -12,9 +12,12 @@
  *     request in its entry, dispatched (fuse-raw-dispatch.c) straight
  *     into the entry's buffers and answered with COMMIT_AND_FETCH, which
  *     also gives the entry back for the next request;
- *  3. ends when the stop poll completes, or when every entry has ended
- *     (a negative res: the connection is gone), which it reports through
- *     the caller's eventfd.
+ *  3. sends a command the kernel failed again (a transient error), up
+ *     to MAX_RETRIES times in a row;
+ *  4. ends when the stop poll completes, when every entry has ended
+ *     (ENOTCONN and the like: the connection is gone), or when it cannot
+ *     go on (serve() says why it then stops the daemon), and reports the
+ *     last two through the caller's eventfd.
  * The rings are made by uring_queues_create(), before the daemon forks
  * (the io_uring fd and its mappings are inherited); the threads only after.
  * Each ring has one submitter, its thread, and defers the kernel's task
@@ -24,8 +27,9 @@
  * enables it, so it is made disabled and the thread enables it.
  *
  * Threads and locking: each ring, its entries and buffers belong to one
- * thread only.  The threads share the device (thread-safe) and, while
- * starting, `lock`, which guards `reports` and `first_error`; the starter
+ * thread only.  The threads share the device (thread-safe), `failed` (an
+ * atomic) and, while starting, `lock`, which guards `reports` and
+ * `first_error`; the starter
  * waits on `reported` until every thread has reported.  No other lock,
  * and no lock is held while serving.
  */
@@ -33,6 +37,7 @@
 #include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +49,7 @@
 
 #include "fuse-raw.h"
 #include "fuse-uring-abi.h"
+#include "fuse-uring-fault.h"
 #include "fuse-uring.h"
 #include "memory-safety.h"
 
@@ -58,11 +64,20 @@
 /* The stop poll's user_data; entries' are their addresses. */
 #define STOP_TAG 0
 
+/* Failures in a row after which an entry, or a queue's submits, are
+ * given up: a transient error clears on the first retry or two, and one
+ * that does not would otherwise spin the thread for ever.
+ */
+#define MAX_RETRIES 16
+
 struct uring_entry {
   struct uring_queue *queue;
   struct fuse_uring_req_header *header;
   void *payload;                /* RAW_PAYLOAD_BYTES */
   struct iovec iov[2];          /* what REGISTER points the kernel at */
+  enum fuse_uring_cmd command;  /* the one outstanding, to send again */
+  uint64_t commit_id;           /* its commit_id */
+  unsigned failures;            /* completions in a row that failed */
 };
 
 struct uring_queue {
@@ -72,15 +87,16 @@ struct uring_queue {
   bool ring_made;
   pthread_t thread;
   bool started;
+  unsigned long resent;         /* commands sent again after an error */
   struct uring_entry entries[ENTRIES_PER_QUEUE];
 };
 
 struct uring_queues {
   int fd;                       /* /dev/fuse */
-  bool refuse_fault;            /* CSWAP_FUSE_URING_FAULT=refuse (fuse-uring.h) */
   const struct device *device;
   int stop_fd;                  /* eventfd: readable once stopping */
   int ended_fd;                 /* the caller's: written when all ended */
+  atomic_bool failed;           /* a queue gave up (uring_queues_failed) */
   pthread_mutex_t lock;
   pthread_cond_t reported;
   unsigned reports;             /* threads that said how REGISTER went */
@@ -134,7 +150,7 @@ static void
 prep_fuse_command (struct io_uring_sqe *sqe, struct uring_entry *entry,
                    enum fuse_uring_cmd command, uint64_t commit_id)
 {
-  const struct fuse_uring_cmd_req request = {
+  struct fuse_uring_cmd_req request = {
     .commit_id = commit_id,
     .qid = entry->queue->qid,
   };
@@ -147,13 +163,17 @@ prep_fuse_command (struct io_uring_sqe *sqe, struct uring_entry *entry,
   sqe->fd = entry->queue->owner->fd;
   sqe->cmd_op = command;
   sqe->user_data = (uintptr_t) entry;
+  entry->command = command;
+  entry->commit_id = commit_id;
   if (command == FUSE_IO_URING_CMD_REGISTER) {
     sqe->addr = (uintptr_t) entry->iov;
     /* The header and the payload; one iovec only is a registration the
      * kernel refuses (EINVAL), for the fault test.
      */
-    sqe->len = entry->queue->owner->refuse_fault ? 1 : 2;
+    sqe->len = uring_fault_strikes (URING_FAULT_REFUSE) ? 1 : 2;
   }
+  else if (uring_fault_strikes (URING_FAULT_COMMIT_EINVAL))
+    request.qid = UINT16_MAX;
   memcpy ((char *) sqe + offsetof (struct io_uring_sqe, cmd), &request,
           sizeof request);
 }
@@ -239,35 +259,112 @@ register_entries (struct uring_queue *queue)
   return 0;
 }
 
+/* Whether a completion's result says the connection is over (unmounted,
+ * aborted, the ring closing): the entry's end, not an error.
+ */
+static bool
+connection_over (int res)
+{
+  return res == -ENOTCONN || res == -ECONNABORTED || res == -ECANCELED
+         || res == -ENODEV;
+}
+
+/* ENTRY's command failed with RES: sends it again and returns 0, or
+ * returns -1 once it has failed MAX_RETRIES times in a row.  A refused
+ * COMMIT_AND_FETCH is sent again as it was (the reply is still in the
+ * entry's buffers, and the kernel still waits for it) unless the kernel
+ * no longer knows the request (ENOENT: ended meanwhile); then, as after a
+ * refused REGISTER, the entry registers afresh.
+ */
+static int
+resend_entry (struct uring_entry *entry, int res)
+{
+  struct uring_queue *queue = entry->queue;
+
+  if (++entry->failures > MAX_RETRIES) {
+    fprintf (stderr, "cswap-fuse: io_uring queue %u: a ring entry failed "
+             "%u times in a row (%s)\n", queue->qid, MAX_RETRIES,
+             strerror (-res));
+    return -1;
+  }
+  queue->resent++;
+  if (entry->command == FUSE_IO_URING_CMD_COMMIT_AND_FETCH && res != -ENOENT)
+    prep_fuse_command (io_uring_get_sqe (&queue->ring), entry,
+                       FUSE_IO_URING_CMD_COMMIT_AND_FETCH, entry->commit_id);
+  else
+    prep_fuse_command (io_uring_get_sqe (&queue->ring), entry,
+                       FUSE_IO_URING_CMD_REGISTER, 0);
+  return 0;
+}
+
+/* The kernel sends each request to the queue of the CPU it was made on,
+ * and nothing moves it to another: a queue that stops taking requests
+ * leaves that CPU's swap-ins waiting for ever, unkillable, while the
+ * other queues look healthy.  So a queue that cannot go on (an entry that
+ * keeps failing, io_uring_enter that keeps failing) does not retire
+ * quietly: it says so and marks the queues failed, and the daemon stops
+ * with exit 1 (fuse-raw-serve.c).  For a swap user that loses the pages on
+ * the device, as a daemon's death does, but visibly, at once, and with
+ * the machine still usable; a hang would hold every task that faults on
+ * that CPU, and then the machine.
+ */
 static void
 serve (struct uring_queue *queue)
 {
-  unsigned live_entries = ENTRIES_PER_QUEUE;
-  bool stopping = false;
+  unsigned live_entries = ENTRIES_PER_QUEUE, submit_failures = 0;
+  bool stopping = false, failed = false;
 
-  while (!stopping && live_entries > 0) {
+  while (!stopping && !failed && live_entries > 0) {
     struct io_uring_cqe *cqe;
     unsigned head, seen = 0;
-    int r = io_uring_submit_and_wait (&queue->ring, 1);
+    int r = uring_fault_strikes (URING_FAULT_SUBMIT_ERROR)
+            ? -EFAULT : io_uring_submit_and_wait (&queue->ring, 1);
 
-    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-      fprintf (stderr, "cswap-fuse: io_uring queue %u: %s\n", queue->qid,
+    if (r >= 0 || r == -EINTR)
+      submit_failures = 0;
+    else if (++submit_failures > MAX_RETRIES) {
+      fprintf (stderr, "cswap-fuse: io_uring queue %u: io_uring_enter failed "
+               "%u times in a row: %s\n", queue->qid, MAX_RETRIES,
                strerror (-r));
+      failed = true;
       break;
     }
+    else {
+      if (submit_failures == 1 && r != -EAGAIN && r != -EBUSY)
+        fprintf (stderr, "cswap-fuse: io_uring queue %u: %s (trying "
+                 "again)\n", queue->qid, strerror (-r));
+      usleep (1000);            /* a moment for whatever it was to clear */
+    }
     io_uring_for_each_cqe (&queue->ring, head, cqe) {
+      struct uring_entry *entry = (void *) (uintptr_t) cqe->user_data;
+
       seen++;
       if (cqe->user_data == STOP_TAG)
         stopping = true;
-      else if (cqe->res == 0)
-        serve_entry ((struct uring_entry *) (uintptr_t) cqe->user_data);
-      else
-        live_entries--;         /* ENOTCONN and the like: it is over */
+      else if (cqe->res == 0) {
+        entry->failures = 0;
+        serve_entry (entry);
+      }
+      else if (connection_over (cqe->res))
+        live_entries--;         /* it is over: the entry's end */
+      else if (resend_entry (entry, cqe->res) == -1) {
+        live_entries--;
+        failed = true;
+      }
     }
     io_uring_cq_advance (&queue->ring, seen);
   }
   io_uring_submit (&queue->ring);       /* the last round's replies */
-  if (live_entries == 0)
+  if (queue->resent)
+    fprintf (stderr, "cswap-fuse: io_uring queue %u: %lu command%s sent "
+             "again after an error\n", queue->qid, queue->resent,
+             queue->resent == 1 ? "" : "s");
+  if (failed) {
+    fprintf (stderr, "cswap-fuse: io_uring queue %u cannot serve its CPU's "
+             "requests: stopping the daemon\n", queue->qid);
+    atomic_store (&queue->owner->failed, true);
+  }
+  if (failed || live_entries == 0)
     eventfd_write (queue->owner->ended_fd, 1);
 }
 
@@ -329,7 +426,6 @@ make_queue (struct uring_queue *queue)
 struct uring_queues *
 uring_queues_create (int fd, const struct device *device, const char **why)
 {
-  const char *fault = getenv ("CSWAP_FUSE_URING_FAULT");
   unsigned count = possible_cpus ();
   struct uring_queues *queues;
   int r;
@@ -344,7 +440,7 @@ uring_queues_create (int fd, const struct device *device, const char **why)
     return NULL;
   }
   queues->fd = fd;
-  queues->refuse_fault = fault && strcmp (fault, "refuse") == 0;
+  uring_fault_init ();
   queues->device = device;
   queues->count = count;
   queues->ended_fd = -1;
@@ -376,6 +472,12 @@ unsigned
 uring_queues_count (const struct uring_queues *queues)
 {
   return queues->count;
+}
+
+bool
+uring_queues_failed (struct uring_queues *queues)
+{
+  return atomic_load (&queues->failed);
 }
 
 static void

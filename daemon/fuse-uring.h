@@ -6,9 +6,7 @@
  * requests of a queue are in flight while its thread works on one.  A
  * reply and the wait for the next request are one io_uring_enter.
  *
- * Test only: CSWAP_FUSE_URING_FAULT=refuse in the environment when the
- * queues are made sends registrations the kernel refuses, to exercise
- * what happens when the ring cannot be had after INIT was answered.
+ * Faults can be injected in the test build only (fuse-uring-fault.h).
  */
 #ifndef CSWAP_FUSE_URING_H
 #define CSWAP_FUSE_URING_H
@@ -38,9 +36,14 @@ extern unsigned uring_queues_count (const struct uring_queues *queues);
  * thread per queue, which registers its entries and serves.  Returns 0
  * once every queue's registration was taken, or a negative errno (the
  * first refusal) with every thread stopped again.  When the connection
- * ends, the threads write 1 to the eventfd ENDED_FD.
+ * ends, or a queue fails, the threads write 1 to the eventfd ENDED_FD.
  */
 extern int uring_queues_start (struct uring_queues *queues, int ended_fd);
+
+/* Whether a queue gave up (an entry or its io_uring_enter kept failing)
+ * and wrote ENDED_FD for it: the daemon must stop, with an error.
+ */
+extern bool uring_queues_failed (struct uring_queues *queues);
 
 /* Stops and joins the threads (each finishes the requests in hand), then
  * frees the rings and buffers.  NULL is fine.

@@ -21,6 +21,7 @@
 
 #include "io-fault.h"
 #include "tier.h"
+#include "xorshift.h"
 
 static const char *const kind_name[IO_FAULT_KINDS] = {
   [IO_FAULT_EIO] = "eio",
@@ -42,22 +43,11 @@ struct io_fault {
 
 static atomic_uint_fast64_t injected[IO_FAULT_KINDS];
 
-static uint64_t
-next_random (void)
-{
-  static _Thread_local uint64_t state = 0x9e3779b97f4a7c15ull;
-
-  state ^= state << 13;         /* xorshift64 */
-  state ^= state >> 7;
-  state ^= state << 17;
-  return state;
-}
-
 /* Whether KIND strikes this call; counted when it does. */
 static bool
 strikes (const struct io_fault *f, enum io_fault_kind kind)
 {
-  if (f->percent[kind] == 0 || next_random () % 100 >= f->percent[kind])
+  if (f->percent[kind] == 0 || xorshift_next () % 100 >= f->percent[kind])
     return false;
   atomic_fetch_add_explicit (&injected[kind], 1, memory_order_relaxed);
   return true;
@@ -119,12 +109,12 @@ fault_submit_and_wait (void *ctx, struct io_uring *ring, unsigned wait_nr)
       for (unsigned n = 0; n < queued; n++)
         fail_write (queued_sqe (ring, n));
     if (strikes (f, IO_FAULT_WRITE_FAIL))
-      fail_write (queued_sqe (ring, next_random () % queued));
+      fail_write (queued_sqe (ring, xorshift_next () % queued));
     if (strikes (f, IO_FAULT_SHORT_WRITE))
-      shorten_write (queued_sqe (ring, next_random () % queued));
+      shorten_write (queued_sqe (ring, xorshift_next () % queued));
     if (strikes (f, IO_FAULT_SHORT_SUBMIT)) {
       unsigned tail = ring->sq.sqe_tail;
-      ring->sq.sqe_tail = ring->sq.sqe_head + next_random () % queued;
+      ring->sq.sqe_tail = ring->sq.sqe_head + xorshift_next () % queued;
       int r = io_uring_submit (ring);
       ring->sq.sqe_tail = tail;
       return r;

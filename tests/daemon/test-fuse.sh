@@ -1,10 +1,11 @@
 #!/bin/bash
 # cswap: cswap-fuse end to end on one transport — mount, random I/O checked
 # against a reference (fuse-io), the operations a fixed-size device file
-# refuses, a final punch of the whole file, a clean stop on SIGTERM with the
-# exit stats line showing no page and no pool memory left, a clean exit
-# when unmounted, a daemon killed mid-request leaving I/O failing rather
-# than hanging, and the error messages.
+# refuses, a final punch of the whole file, SIGHUP ignored, a clean stop on
+# SIGTERM (no swap on the device; tests/swap/test-stop-signals.sh has the
+# refusal) with the exit stats line showing no page and no pool memory
+# left, a clean exit when unmounted, a daemon killed mid-request leaving
+# I/O failing rather than hanging, and the error messages.
 #
 # Usage: test-fuse.sh classic|uring|auto-off|uring-refused
 #   classic        --transport classic (libfuse's loop)
@@ -13,7 +14,8 @@
 #                  off: it must fall back to its own read/write threads,
 #                  and --transport uring must fail, however it is given
 #   uring-refused  auto with enable_uring on, but the kernel made to refuse
-#                  the ring registrations (CSWAP_FUSE_URING_FAULT=refuse):
+#                  the ring registrations (cswap-fuse-faults, the test
+#                  build, with CSWAP_FUSE_URING_FAULT=refuse):
 #                  after answering INIT itself the daemon must serve with
 #                  read()/write() on /dev/fuse, and --transport uring fail
 # All but classic change /sys/module/fuse/parameters/enable_uring and put
@@ -65,6 +67,7 @@ case $mode in
     ;;
   uring-refused)
     enable_uring_set Y || skip "cannot turn FUSE over io_uring on ($ENABLE_URING_PARAM)"
+    cswap_fuse=$CSWAP_BUILD_ROOT/daemon/cswap-fuse-faults
     export CSWAP_FUSE_URING_FAULT=refuse
     transport_args=()
     transport_line="transport: read/write on /dev/fuse, [0-9]+ threads \(no io_uring: the kernel refused"
@@ -176,15 +179,7 @@ check "mounting again on the same directory is refused" \
 
 "$fuse_io" "$mnt/swap" 4 3000 >"$out"
 io_status=$?
-grep -v '^1\.\.' "$out" | while IFS= read -r line; do
-  if [[ $line =~ ^(not\ )?ok\ [0-9]+(.*)$ ]]; then
-    n=$((n + 1))
-    echo "${BASH_REMATCH[1]}ok $n${BASH_REMATCH[2]}"
-  else
-    echo "$line"
-  fi
-done
-n=$((n + $(grep -cE '^(not )?ok ' "$out")))
+tap_include "$out"
 check "fuse-io exited 0" test "$io_status" -eq 0
 
 check "truncate is refused" not truncate -s 1M "$mnt/swap"
@@ -197,6 +192,17 @@ check "punching the whole file succeeds" \
 check "after the punch the file reads as zeros" \
   cmp -s -n "$size" "$mnt/swap" /dev/zero
 
+# SIGHUP (a closed terminal, a "reload") must not stop a daemon that may
+# hold swapped pages: it is logged and ignored.
+kill -HUP "$pid"
+sleep 0.5
+check "SIGHUP leaves cswap-fuse running" kill -0 "$pid"
+check "and mounted" mounted
+check "and it says it ignored it" grep -q "^cswap-fuse: SIGHUP: ignored" "$log"
+check "the file still reads after SIGHUP" \
+  dd if="$mnt/swap" of=/dev/null bs=4k count=1 iflag=direct status=none
+
+# No swap on the device: SIGTERM stops it cleanly.
 kill -TERM "$pid"
 wait "$pid"
 exit_status=$?
