@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,8 +25,16 @@
  */
 #define IO_STACK_PREFAULT_BYTES (128 * 1024)
 
+/* The I/O threads' real-time priority: the lowest, above every ordinary
+ * task, below every other real-time one.
+ */
+#define IO_THREAD_RT_PRIORITY 1
+
 static atomic_bool io_flusher_warned;
+static atomic_bool realtime_warned;
 static __thread bool io_thread_ready;
+/* Set once by memory_safety_setup, before any I/O thread starts. */
+static bool memory_locked;
 
 static void
 warn (const char *what, int err)
@@ -128,7 +138,32 @@ memory_safety_setup (void)
     return -1;
   }
   lock_mapped_files ();
+  memory_locked = true;
   return 0;
+}
+
+/* Makes the calling thread SCHED_FIFO.  Not for the speed: the page
+ * allocator lets a real-time task take memory below the min watermark
+ * (a quarter of it on Linux 6.1, half from 6.3), where every ordinary
+ * allocation, the swapping program's and this daemon's own included,
+ * waits for reclaim.  Reclaim there waits for swap-outs to finish, and
+ * they finish only once this thread has stored them: in a 384 MiB VM
+ * with no cgroup both front ends hung at that point with 3,600 pages in
+ * flight, every I/O thread in direct reclaim, until their threads ran
+ * real-time (doc/design.md, "Staying alive under memory pressure").  A
+ * thread serves requests the kernel is waiting for, so the priority
+ * takes no time from anything that is not waiting on it already.
+ */
+static void
+set_realtime (void)
+{
+  struct sched_param param = { .sched_priority = IO_THREAD_RT_PRIORITY };
+  int err = pthread_setschedparam (pthread_self (), SCHED_FIFO, &param);
+
+  if (err && !atomic_exchange (&realtime_warned, true))
+    warn ("SCHED_FIFO for the I/O threads (needs CAP_SYS_NICE; under "
+          "whole-machine memory pressure they may wait for memory like "
+          "any task)", err);
 }
 
 /* Faults in the stack below the caller's frame; noinline and the
@@ -152,4 +187,6 @@ memory_safety_mark_io_thread (void)
   io_thread_ready = true;
   set_io_flusher ();
   prefault_stack ();
+  if (memory_locked)
+    set_realtime ();
 }

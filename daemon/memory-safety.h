@@ -14,8 +14,12 @@
  *    thread waiting on reclaim while holding it stalls the rest;
  *  - keeps malloc from mapping and unmapping memory on the request path,
  *    and faults in each I/O thread's stack before its first request;
+ *  - runs each I/O thread SCHED_FIFO, which lets it take memory below
+ *    the min watermark, where every ordinary task waits for reclaim, and
+ *    so for this daemon;
  *  - asks the OOM killer to spare it (oom_score_adj -1000).
- * The last two need CAP_SYS_RESOURCE; without it cswap warns once and
+ * The flusher mark and the OOM score need CAP_SYS_RESOURCE, the priority
+ * CAP_SYS_NICE; without it cswap warns once and
  * goes on: a daemon that refuses to start helps nobody.
  */
 #ifndef CSWAP_MEMORY_SAFETY_H
@@ -31,7 +35,8 @@ extern int memory_safety_setup (void);
 
 /* Readies the calling thread for the I/O path, once per thread: marks it
  * an I/O flusher (threads started after memory_safety_setup inherit the
- * mark already) and faults in its stack.  Call it at the top of every
+ * mark already), faults in its stack and, once memory_safety_setup has
+ * run, makes it SCHED_FIFO.  Call it at the top of every
  * request handler (nbdkit and libfuse make their worker threads
  * themselves).  Cheap after the first call in a thread.
  */
