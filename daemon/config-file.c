@@ -114,8 +114,8 @@ service_set (struct cswap_service *service, const char *key,
     service->ladder_step = bytes;
     return 0;
   }
-  if (strcmp (key, "halt-poll") == 0) {
-    /* Checked only: the cswap helper acts on it (cswap(8) tune). */
+  if (strcmp (key, "halt-poll") == 0 || strcmp (key, "min-free") == 0) {
+    /* Checked only: the cswap helper acts on them (cswap(8) tune). */
     bool keep;
 
     return parse_either (value, "auto", "keep", &keep, reason);

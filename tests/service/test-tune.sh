@@ -1,6 +1,7 @@
 #!/bin/bash
-# cswap: `cswap tune` and `cswap untune` (halt-poll in cswap.conf(5)) on a
-# simulated /sys (CSWAP_SYSFS), so that the machine's own setting is never
+# cswap: `cswap tune` and `cswap untune` (halt-poll and min-free in
+# cswap.conf(5)) on a simulated /sys and /proc/sys (CSWAP_SYSFS,
+# CSWAP_PROC_SYS), so that the machine's own setting is never
 # touched: with the haltpoll cpuidle driver and guest_halt_poll_ns at 0,
 # tune sets the kernel's default (200000) and untune puts 0 back; tune
 # leaves polling that is on, another driver, a kernel without the module
@@ -15,20 +16,24 @@ source "$(dirname "$0")/../lib/tap.sh"
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 dir=$(mktemp -d /tmp/cswap-tune.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-export CSWAP_STATE_DIR=$dir/state CSWAP_SYSFS=$dir/sys
+export CSWAP_STATE_DIR=$dir/state CSWAP_SYSFS=$dir/sys CSWAP_PROC_SYS=$dir/proc-sys
 param=$dir/sys/module/haltpoll/parameters/guest_halt_poll_ns
 driver=$dir/sys/devices/system/cpu/cpuidle/current_driver
 saved=$CSWAP_STATE_DIR/halt-poll-was
+min_free=$dir/proc-sys/vm/min_free_kbytes
+min_free_saved=$CSWAP_STATE_DIR/min-free-was
 
 equals () { [[ $(cat "$1" 2>/dev/null) == "$2" ]]; }
 
-# machine DRIVER NS [CONFIG-LINE]: a fresh simulated /sys and state.
+# machine DRIVER NS [CONFIG-LINE]: a fresh simulated /sys, /proc/sys and
+# state (vm.min_free_kbytes $MIN_FREE, default 2048, a small machine's).
 machine ()
 {
-  rm -rf "$dir/sys" "$CSWAP_STATE_DIR"
-  mkdir -p "${param%/*}" "${driver%/*}"
+  rm -rf "$dir/sys" "$dir/proc-sys" "$CSWAP_STATE_DIR"
+  mkdir -p "${param%/*}" "${driver%/*}" "${min_free%/*}"
   echo "$1" >"$driver"
   echo "$2" >"$param"
+  echo "${MIN_FREE:-2048}" >"$min_free"
   printf 'size = 64M\n%s\n' "${3:-}" >"$dir/cswap.conf"
 }
 cswap () { bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$dir/cswap.conf" "$@" 2>&1; }
@@ -79,6 +84,41 @@ machine haltpoll 0
 cswap tune >/dev/null
 out=$(cswap down)
 check "down with nothing up still puts polling back: $out" equals "$param" 0
+
+# min-free: raised to 16384 KiB where lower, put back after.
+machine acpi_idle 0
+out=$(cswap tune)
+check "tune raises min_free_kbytes from 2048 to 16384" equals "$min_free" 16384
+check "tune records the old min_free_kbytes" equals "$min_free_saved" 2048
+check "tune says so: $out" grep -q "vm.min_free_kbytes: 16384 KiB" <<<"$out"
+cswap untune >/dev/null
+check "untune puts min_free_kbytes back to 2048" equals "$min_free" 2048
+check "untune forgets the old min_free_kbytes" test ! -e "$min_free_saved"
+
+MIN_FREE=67584 machine acpi_idle 0
+cswap tune >/dev/null
+check "min_free_kbytes already higher (67584): tune leaves it" equals "$min_free" 67584
+check "min_free_kbytes higher: nothing recorded" test ! -e "$min_free_saved"
+
+machine acpi_idle 0 "min-free = keep"
+cswap tune >/dev/null
+check "min-free=keep: tune leaves 2048" equals "$min_free" 2048
+
+machine acpi_idle 0
+cswap tune >/dev/null
+echo 4096 >"$min_free"
+cswap untune >/dev/null
+check "min_free_kbytes changed since tune (4096): untune leaves it" equals "$min_free" 4096
+
+machine acpi_idle 0
+cswap tune >/dev/null
+cswap down >/dev/null
+check "down with nothing up puts min_free_kbytes back" equals "$min_free" 2048
+
+machine haltpoll 0 "min-free = never"
+out=$(cswap tune)
+check "tune refuses a bad min-free (exit 2): $out" test $? -eq 2
+check "a bad min-free changes nothing" equals "$min_free" 2048
 
 machine haltpoll 0 "halt-poll = sometimes"
 out=$(cswap tune)
