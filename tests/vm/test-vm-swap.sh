@@ -1,0 +1,68 @@
+#!/bin/bash
+# cswap: a small VM under whole-machine memory pressure swaps through each
+# front end and finishes with every byte intact.
+#
+# usage: test-vm-swap.sh DEVICE…   (guest-swap's devices: cswap-fuse,
+#                                   cswap-nbd, zram-lz4, up-fuse, up-nbd)
+#
+# For each DEVICE: a 256 MiB VM (tests/vm/cswap-vm) with no cgroup runs
+# fill-check, which fills 1.5 times the VM's RAM and checks every block's
+# SHA-256 twice, on that device alone.  Checks: the workload completed
+# (its own check passed), the guest kernel reported no hung task, and the
+# daemon was still alive.  Each VM is bounded ($VM_TEST_TIMEOUT_S, 300 s
+# by default); the VM is thrown away after, with everything in it, so the
+# host's swap is never touched.  Skips where cswap-vm skips (no root, no
+# qemu, no Debian kernel, no busybox).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/tap.sh
+source "$here/../lib/tap.sh"
+
+build=${CSWAP_BUILD_ROOT:-$here/../../build}
+timeout_s=${VM_TEST_TIMEOUT_S:-300}
+mem_mib=${VM_TEST_MEM_MIB:-256}
+out_root=$(mktemp -d /var/tmp/cswap-vm-test.XXXXXX) || skip "mktemp failed"
+trap 'rm -rf "$out_root"' EXIT
+
+# A probe run: the test bed itself, so that a host without it skips once.
+"$here/cswap-vm" --mem 128 --timeout 120 --out "$out_root/probe" -- true >"$out_root/probe.log" 2>&1
+case $? in
+  0) ;;
+  77) skip "$(grep 'skipped:' "$out_root/probe.log" | head -1)" ;;
+  *) echo "Bail out! the VM test bed does not boot: $(tail -3 "$out_root/probe.log" | tr '\n' ' ')"; exit 1 ;;
+esac
+sed -n 's/^vm: /# vm: /p' "$out_root/probe.log" | head -1
+
+not () { ! "$@"; }
+
+field () {                      # field NAME FILE: a field of the JSON line
+  /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[2]):
+    if line.startswith("{\"bench\""):
+        print(json.loads(line).get(sys.argv[1]))' "$1" "$2"
+}
+
+for device in "$@"; do
+  out=$out_root/$device
+  BUILD=$build "$here/cswap-vm" --mem "$mem_mib" --timeout "$timeout_s" --out "$out" \
+    -- env BUILD="$build" "$here/guest-swap" "$device" fill-check >"$out_root/$device.log" 2>&1
+  vm_rc=$?
+  line=$out/output.log
+  sed 's/^/# /' "$out_root/$device.log" | tail -2
+  grep '^{"bench"' "$line" 2>/dev/null | sed 's/^/# /'
+  check "$device: the VM finished within ${timeout_s}s" test "$vm_rc" != 124
+  check "$device: fill-check read every block back as written" \
+    test "$(field outcome "$line" 2>/dev/null)" = completed
+  check "$device: no hung task in the guest's kernel log" \
+    not grep -q 'blocked for more than' "$out/console.log"
+  case $device in
+    zram-*) ;;
+    *) check "$device: the daemon is still serving at the end" \
+         test "$(field daemon_alive "$line" 2>/dev/null)" = True ;;
+  esac
+  if [ "$vm_rc" = 124 ]; then
+    # What the guest's kernel said of its blocked tasks, for the log.
+    grep -A3 'task:.*state:D' "$out/console.log" | head -40 | sed 's/^/# /'
+  fi
+done
+done_testing
