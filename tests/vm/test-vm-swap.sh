@@ -9,7 +9,7 @@
 # fill-check, which fills 1.5 times the VM's RAM and checks every block's
 # SHA-256 twice, on that device alone.  Checks: the workload completed
 # (its own check passed), the guest kernel reported no hung task, and the
-# daemon was still alive.  Each VM is bounded ($VM_TEST_TIMEOUT_S, 300 s
+# daemon was still alive.  Each VM is bounded ($VM_TEST_TIMEOUT_S, 400 s
 # by default); the VM is thrown away after, with everything in it, so the
 # host's swap is never touched.  Skips where cswap-vm skips (no root, no
 # qemu, no Debian kernel, no busybox).
@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/tap.sh"
 
 build=${CSWAP_BUILD_ROOT:-$here/../../build}
-timeout_s=${VM_TEST_TIMEOUT_S:-300}
+timeout_s=${VM_TEST_TIMEOUT_S:-400}
 mem_mib=${VM_TEST_MEM_MIB:-256}
 out_root=$(mktemp -d /var/tmp/cswap-vm-test.XXXXXX) || skip "mktemp failed"
 trap 'rm -rf "$out_root"' EXIT
