@@ -25,7 +25,7 @@ out_root=$(mktemp -d /var/tmp/cswap-vm-test.XXXXXX) || skip "mktemp failed"
 trap 'rm -rf "$out_root"' EXIT
 
 # A probe run: the test bed itself, so that a host without it skips once.
-"$here/cswap-vm" --mem 128 --timeout 120 --out "$out_root/probe" -- true >"$out_root/probe.log" 2>&1
+"$here/cswap-vm" --build "$build" --mem 128 --timeout 120 --out "$out_root/probe" -- true >"$out_root/probe.log" 2>&1
 case $? in
   0) ;;
   77) skip "$(grep 'skipped:' "$out_root/probe.log" | head -1)" ;;
@@ -44,7 +44,7 @@ for line in open(sys.argv[2]):
 
 for device in "$@"; do
   out=$out_root/$device
-  BUILD=$build "$here/cswap-vm" --mem "$mem_mib" --timeout "$timeout_s" --out "$out" \
+  "$here/cswap-vm" --build "$build" --mem "$mem_mib" --timeout "$timeout_s" --out "$out" \
     -- env BUILD="$build" "$here/guest-swap" "$device" fill-check >"$out_root/$device.log" 2>&1
   vm_rc=$?
   line=$out/output.log
