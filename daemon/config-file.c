@@ -114,12 +114,24 @@ service_set (struct cswap_service *service, const char *key,
     service->ladder_step = bytes;
     return 0;
   }
-  if (strcmp (key, "halt-poll") == 0 || strcmp (key, "min-free") == 0) {
-    /* Checked only: the cswap helper acts on them (cswap(8) tune). */
-    bool keep;
+  /* The machine settings `cswap up` changes while cswap is up, each with
+   * its two values: checked only, the cswap helper acts on them (cswap(8)
+   * tune).
+   */
+  static const struct {
+    const char *key, *change, *keep;
+  } tunings[] = {
+    { "halt-poll", "auto", "keep" },
+    { "min-free", "auto", "keep" },
+    { "zswap", "off", "keep" },
+  };
+  for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++)
+    if (strcmp (key, tunings[i].key) == 0) {
+      bool keep;
 
-    return parse_either (value, "auto", "keep", &keep, reason);
-  }
+      return parse_either (value, tunings[i].change, tunings[i].keep,
+                           &keep, reason);
+    }
   return 1;
 }
 

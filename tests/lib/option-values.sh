@@ -14,7 +14,7 @@ declare -A good=(
   [idle-writeback]=60 [read-writeback]=yes [ctl]=none [ctl-uid]=1000 [reserve]=4M
   [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
-  [ladder-step]=32M [halt-poll]=keep [min-free]=keep
+  [ladder-step]=32M [halt-poll]=keep [min-free]=keep [zswap]=keep
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -30,6 +30,6 @@ declare -A bad=(
   [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
   [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
-  [min-free]="never|auto or keep"
+  [min-free]="never|auto or keep" [zswap]="no|off or keep"
 )
 

@@ -1,12 +1,15 @@
 #!/bin/bash
-# cswap: `cswap tune` and `cswap untune` (halt-poll and min-free in
+# shellcheck disable=SC2016  # eval strings expand later, on purpose
+# cswap: `cswap tune` and `cswap untune` (halt-poll, min-free and zswap in
 # cswap.conf(5)) on a simulated /sys and /proc/sys (CSWAP_SYSFS,
 # CSWAP_PROC_SYS), so that the machine's own setting is never
 # touched: with the haltpoll cpuidle driver and guest_halt_poll_ns at 0,
 # tune sets the kernel's default (200000) and untune puts 0 back; tune
 # leaves polling that is on, another driver, a kernel without the module
 # and halt-poll=keep alone; untune leaves a value someone changed since;
-# `cswap down` with nothing up still puts it back.
+# `cswap down` with nothing up still puts it back.  zswap is turned off
+# where it is on, and back on after; `cswap check` says what up will do
+# to it, or warns where zswap=keep leaves it in front of cswap.
 set -uo pipefail
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 source "$(dirname "$0")/../lib/sanitizer-env.sh"
@@ -22,18 +25,22 @@ driver=$dir/sys/devices/system/cpu/cpuidle/current_driver
 saved=$CSWAP_STATE_DIR/halt-poll-was
 min_free=$dir/proc-sys/vm/min_free_kbytes
 min_free_saved=$CSWAP_STATE_DIR/min-free-was
+zswap=$dir/sys/module/zswap/parameters/enabled
+zswap_saved=$CSWAP_STATE_DIR/zswap-was
 
 equals () { [[ $(cat "$1" 2>/dev/null) == "$2" ]]; }
 
 # machine DRIVER NS [CONFIG-LINE]: a fresh simulated /sys, /proc/sys and
-# state (vm.min_free_kbytes $MIN_FREE, default 2048, a small machine's).
+# state (vm.min_free_kbytes $MIN_FREE, default 2048, a small machine's;
+# zswap's enabled $ZSWAP, default N, as the kernel's default is).
 machine ()
 {
   rm -rf "$dir/sys" "$dir/proc-sys" "$CSWAP_STATE_DIR"
-  mkdir -p "${param%/*}" "${driver%/*}" "${min_free%/*}"
+  mkdir -p "${param%/*}" "${driver%/*}" "${min_free%/*}" "${zswap%/*}"
   echo "$1" >"$driver"
   echo "$2" >"$param"
   echo "${MIN_FREE:-2048}" >"$min_free"
+  echo "${ZSWAP:-N}" >"$zswap"
   printf 'size = 64M\n%s\n' "${3:-}" >"$dir/cswap.conf"
 }
 cswap () { bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$dir/cswap.conf" "$@" 2>&1; }
@@ -120,6 +127,71 @@ machine haltpoll 0 "min-free = never"
 out=$(cswap tune)
 check "tune refuses a bad min-free (exit 2): $out" test $? -eq 2
 check "a bad min-free changes nothing" equals "$min_free" 2048
+
+# zswap: turned off where it is on (it would compress every page before
+# cswap does), turned back on after.
+ZSWAP=Y machine acpi_idle 0
+out=$(cswap tune)
+rc=$?; sed "s/^/# /" <<<"$out"
+check "zswap on: tune exits 0" test $rc -eq 0
+check "tune turns zswap off" equals "$zswap" N
+check "tune records that zswap was on" equals "$zswap_saved" Y
+check "tune says it turned zswap off" grep -q "zswap: N while cswap is up (was Y; zswap=keep" <<<"$out"
+check "tune says why: zswap compresses first" grep -q "zswap compresses every page before" <<<"$out"
+cswap tune >/dev/null
+check "tune again keeps the record that zswap was on" equals "$zswap_saved" Y
+cswap untune >/dev/null
+check "untune turns zswap back on" equals "$zswap" Y
+check "untune forgets that zswap was on" test ! -e "$zswap_saved"
+
+machine acpi_idle 0
+out=$(cswap tune)
+check "zswap already off: tune leaves it off" equals "$zswap" N
+check "zswap already off: nothing recorded, nothing said" \
+  eval '[[ ! -e $zswap_saved && $out != *zswap* ]]'
+cswap untune >/dev/null
+check "zswap already off: untune leaves it off" equals "$zswap" N
+
+ZSWAP=Y machine acpi_idle 0
+rm -rf "$dir/sys/module/zswap"
+out=$(cswap tune)
+rc=$?
+check "no zswap in the kernel: tune exits 0, silent, records nothing" \
+  eval '[[ $rc -eq 0 && ! -e $zswap_saved && $out != *zswap* ]]'
+
+ZSWAP=Y machine acpi_idle 0 "zswap = keep"
+out=$(cswap tune)
+check "zswap=keep: tune leaves zswap on" equals "$zswap" Y
+check "zswap=keep: nothing recorded" test ! -e "$zswap_saved"
+check "zswap=keep: tune warns that zswap stays in front" \
+  grep -q "zswap=keep leaves it on: zswap compresses every page before" <<<"$out"
+
+ZSWAP=Y machine acpi_idle 0
+cswap tune >/dev/null
+cswap down >/dev/null
+check "down with nothing up turns zswap back on" equals "$zswap" Y
+
+# cswap check: what up will do to zswap; it changes nothing itself.
+ZSWAP=Y machine acpi_idle 0
+out=$(cswap check)
+rc=$?; sed "s/^/# /" <<<"$out"
+check "zswap on: check exits 0" test $rc -eq 0
+check "zswap on: check says up turns it off" \
+  grep -q "^# zswap is on.*'cswap up' turns it off while cswap is up" <<<"$out"
+check "check leaves zswap on" equals "$zswap" Y
+ZSWAP=Y machine acpi_idle 0 "zswap = keep"
+out=$(cswap check)
+rc=$?
+check "zswap=keep: check exits 0 and warns that zswap stays in front" \
+  eval '[[ $rc -eq 0 && $out == *"zswap=keep leaves it on: zswap compresses every page before"* ]]'
+machine acpi_idle 0
+out=$(cswap check)
+check "zswap off: check says nothing of it" eval '[[ $out != *zswap* ]]'
+
+ZSWAP=Y machine acpi_idle 0 "zswap = no"
+out=$(cswap tune)
+check "tune refuses a bad zswap (exit 2): $out" test $? -eq 2
+check "a bad zswap changes nothing" equals "$zswap" Y
 
 machine haltpoll 0 "halt-poll = sometimes"
 out=$(cswap tune)

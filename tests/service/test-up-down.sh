@@ -20,8 +20,9 @@
 # swap devices, loop devices, FUSE mount and socket; `cswap up` works
 # again.  Killed once more, `cswap up` clears the leftovers by itself.
 #
-# Guest halt polling (halt-poll=auto) on a simulated /sys: `up` turns it
-# on, the refused `down` leaves it on, the successful one puts it back.
+# Guest halt polling (halt-poll=auto) and zswap (zswap=off) on a
+# simulated /sys: `up` turns polling on and zswap off, the refused `down`
+# leaves them so, the successful one puts them back.
 set -uo pipefail
 source "$CSWAP_SOURCE_ROOT/tests/swap/swap-lib.sh"
 
@@ -33,12 +34,14 @@ require_cmd losetup mkswap swapon swapoff fusermount3 python3
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 export CSWAPCTL=$CSWAP_BUILD_ROOT/control/cswapctl
 export CSWAP_STATE_DIR=$CLEANUP_DIR/state
-# The machine's own halt polling is not the test's to change.
+# The machine's own halt polling and zswap are not the test's to change.
 export CSWAP_SYSFS=$CLEANUP_DIR/sys
 halt_poll=$CSWAP_SYSFS/module/haltpoll/parameters/guest_halt_poll_ns
-mkdir -p "${halt_poll%/*}" "$CSWAP_SYSFS/devices/system/cpu/cpuidle"
+zswap=$CSWAP_SYSFS/module/zswap/parameters/enabled
+mkdir -p "${halt_poll%/*}" "${zswap%/*}" "$CSWAP_SYSFS/devices/system/cpu/cpuidle"
 echo haltpoll >"$CSWAP_SYSFS/devices/system/cpu/cpuidle/current_driver"
 echo 0 >"$halt_poll"
+echo Y >"$zswap"
 cswap=(bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$CLEANUP_DIR/cswap.conf")
 cat >"$CLEANUP_DIR/cswap.conf" <<EOF2
 size = 1G
@@ -79,6 +82,8 @@ dev=${devs[0]}
 check "the ladder has 5 devices (${devs[*]})" test "${#devs[@]}" -eq 5
 check "up turned guest halt polling on ($(cat "$halt_poll") ns)" \
   test "$(cat "$halt_poll")" -eq 200000
+check "up turned zswap off" test "$(cat "$zswap")" = N
+check "up said why zswap is off" grep -q "zswap compresses every page before" "$CLEANUP_DIR/up.out"
 want_offset=0
 for i in "${!devs[@]}"; do
   d=${devs[$i]}
@@ -164,12 +169,14 @@ check "after the refusal the daemon still runs" kill -0 "$pid"
 check "after the refusal the state is kept" test -e "$CSWAP_STATE_DIR/state"
 check "the workload survived" kill -0 "$holder"
 check "after the refusal halt polling stays on" test "$(cat "$halt_poll")" -eq 200000
+check "after the refusal zswap stays off" test "$(cat "$zswap")" = N
 
 # The workload goes: now down works.
 stop_holder
 cswap_run down2 --timeout 120 down
 check "cswap down exits 0" test "$status" -eq 0
 check "down put halt polling back to 0" test "$(cat "$halt_poll")" -eq 0
+check "down turned zswap back on" test "$(cat "$zswap")" = Y
 for d in "${devs[@]}"; do
   check "$d is no longer swap" test -z "$(used_kib "$d")"
   check "$d is detached" eval '! losetup "$d" >/dev/null 2>&1'
