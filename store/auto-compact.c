@@ -115,7 +115,7 @@ compact_now (struct auto_compact *a, atomic_uint_fast64_t *counter)
 
   if (store_compact (a->store, &result) < 0 || counter == NULL)
     return;                     /* another compaction is running */
-  atomic_fetch_add_explicit (counter, 1, memory_order_relaxed);
+  counter_add (counter, 1);
   atomic_store_explicit (&a->last_run_unix, (uint64_t) time (NULL),
                          memory_order_relaxed);
 }

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "counter.h"
 #include "slot-table.h"
 #include "store.h"
 #include "tier.h"
@@ -54,18 +55,6 @@ struct store {
   void (*compact_hook) (void *arg);     /* store_config's test seam */
   void *compact_hook_arg;
 };
-
-static inline void
-counter_add (atomic_uint_fast64_t *counter, int64_t delta)
-{
-  atomic_fetch_add_explicit (counter, (uint64_t) delta, memory_order_relaxed);
-}
-
-static inline uint64_t
-counter_get (atomic_uint_fast64_t *counter)
-{
-  return atomic_load_explicit (counter, memory_order_relaxed);
-}
 
 /* The owner lock of slot SLOT (OPAQUE: the store) for the allocator's
  * and the tier's owner callbacks.  store.c.

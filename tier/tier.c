@@ -21,10 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "counter.h"
 #include "io-fault.h"
 #include "record.h"
 #include "ring.h"
 #include "monotonic.h"
+#include "rounding.h"
 #include "tier-internal.h"
 
 _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
@@ -101,18 +103,6 @@ struct tier {
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
   atomic_uint_fast64_t stale_records;
 };
-
-static void
-counter_add (atomic_uint_fast64_t *counter, uint64_t delta)
-{
-  atomic_fetch_add_explicit (counter, delta, memory_order_relaxed);
-}
-
-static uint64_t
-round_up (uint64_t n, uint64_t unit)
-{
-  return (n + unit - 1) / unit * unit;
-}
 
 /* Opening: every failure sets *WHY and errno. */
 static int
@@ -695,7 +685,7 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
 {
   /* On the stack, aligned for O_DIRECT: nothing allocated per read. */
   _Alignas (TIER_BLOCK_BYTES) unsigned char buf[2 * TIER_BLOCK_BYTES];
-  uint64_t first = offset / TIER_BLOCK_BYTES * TIER_BLOCK_BYTES;
+  uint64_t first = round_down (offset, TIER_BLOCK_BYTES);
   uint64_t end = round_up (offset + record_bytes (&tier->format, length),
                            TIER_BLOCK_BYTES);
   size_t in_buf = offset - first;
