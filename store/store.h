@@ -12,7 +12,7 @@
  * over tier/), and come back when read.
  *
  * It knows nothing of NBD or FUSE.  All functions are thread-safe; see
- * store.c for the locking.
+ * data-path.c for the locking, and lock-order.h for the lock order.
  */
 #ifndef CSWAP_STORE_H
 #define CSWAP_STORE_H
