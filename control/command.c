@@ -18,7 +18,7 @@
  * reaches it through struct control (internal.h), which gets a field for
  * it.  `writeback` is answered by run_writeback(), which the tier replaces.
  *
- * Lock order: control->lock -> the store's and allocator's own locks.
+ * Lock order: common/lock-order.h.
  */
 #include <errno.h>
 #include <stdarg.h>

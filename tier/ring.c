@@ -1,6 +1,6 @@
 /* cswap: the tier's io_uring ring (see ring.h for the contract).
  *
- * Lock order: none; one caller at a time, counters relaxed atomics.
+ * No lock: one caller at a time, counters relaxed atomics.
  */
 #include <errno.h>
 
