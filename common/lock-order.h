@@ -39,7 +39,10 @@
  * function that needs a lock is called without it.  Each thread keeps
  * the locks it holds in a small thread-local list.  In other builds they
  * are plain pthread calls and the assertion is nothing, so the data path
- * pays for none of it.
+ * pays for none of it.  The store's locks and the tier's are taken
+ * through lock_acquire; the allocator's, control's and the daemon's are
+ * plain pthread calls, and unchecked (a stats walk holds every class lock
+ * at once, in index order, which one rank per lock cannot say).
  */
 #ifndef CSWAP_LOCK_ORDER_H
 #define CSWAP_LOCK_ORDER_H
