@@ -243,6 +243,32 @@ read_tiered (struct store *store, uint64_t slot, const struct slot_contents *c,
   return r;
 }
 
+/* Reads SLOT, which holds C, into PAGE.  Called with the slot's lock
+ * held.
+ */
+static int
+load_contents (struct store *store, uint64_t slot,
+               const struct slot_contents *c, void *page)
+{
+  switch (c->type) {
+  case SLOT_ABSENT:
+    memset (page, 0, CSWAP_PAGE_SIZE);
+    return 0;
+  case SLOT_SAME_FILLED:
+    page_fill (page, c->value);
+    return 0;
+  case SLOT_STORED:
+    slot_touch (&store->slots, slot);
+    return decode_page (store, c->codec, c->object, c->length, page);
+  case SLOT_TIERED: {
+    unsigned char object[CSWAP_PAGE_SIZE];
+    int r = read_tiered (store, slot, c, object);
+    return r ? r : finish_tiered_read (store, slot, c, object, page);
+  }
+  }
+  abort ();                     /* a slot type the store never writes */
+}
+
 /* Reads SLOT into PAGE.  Called with the slot's lock held. */
 static int
 load_page (struct store *store, uint64_t slot, void *page)
@@ -250,32 +276,17 @@ load_page (struct store *store, uint64_t slot, void *page)
   struct slot_contents c;
 
   slot_get (&store->slots, slot, &c);
-  switch (c.type) {
-  case SLOT_ABSENT:
-    memset (page, 0, CSWAP_PAGE_SIZE);
-    return 0;
-  case SLOT_SAME_FILLED:
-    page_fill (page, c.value);
-    return 0;
-  case SLOT_STORED:
-    slot_touch (&store->slots, slot);
-    return decode_page (store, c.codec, c.object, c.length, page);
-  case SLOT_TIERED: {
-    unsigned char object[CSWAP_PAGE_SIZE];
-    int r = read_tiered (store, slot, &c, object);
-    return r ? r : finish_tiered_read (store, slot, &c, object, page);
-  }
-  }
-  abort ();                     /* a slot type the store never writes */
+  return load_contents (store, slot, &c, page);
 }
 
-/* load_page of a slot not tiered, and its note for read writeback. */
+/* load_contents of a slot not tiered, and its note for read writeback. */
 static int
-load_page_noted (struct store *store, uint64_t slot, void *page)
+load_noted (struct store *store, uint64_t slot, const struct slot_contents *c,
+            void *page)
 {
   bool noting = writeback_keeps_reads (store->writeback);
   bool was_marked = noting && slot_read_marked (&store->slots, slot);
-  int r = load_page (store, slot, page);
+  int r = load_contents (store, slot, c, page);
 
   if (r == 0 && noting)
     writeback_note_read (store->writeback, slot, was_marked);
@@ -298,7 +309,7 @@ read_page (struct store *store, uint64_t slot, void *page)
     slot_lock (ss, slot);
     slot_get (ss, slot, &c);
     if (c.type != SLOT_TIERED) {
-      r = load_page_noted (store, slot, page);
+      r = load_noted (store, slot, &c, page);
       break;
     }
     uint32_t generation = tier_generation (ss->tier, c.tier_offset);
