@@ -7,7 +7,8 @@
  * slot lock is held at a time; the tier's lock is a leaf.  The writer's
  * wake lock (writeback-internal.h) is a leaf, taken under the writeback
  * mutex when a batch completes; the reads lock (writeback-reads.c) is a
- * leaf under a slot lock; the deferred queue's lock (deferred.c)
+ * leaf under a slot lock; the budget lock (writeback-budget.c) is a leaf
+ * under the writeback mutex; the deferred queue's lock (deferred.c)
  * is never held with any other.
  */
 #ifndef CSWAP_STORE_INTERNAL_H
@@ -30,6 +31,7 @@ struct store_counters {
   atomic_uint_fast64_t written_back_pages, written_back_reads;
   atomic_uint_fast64_t read_pages_written_back;
   atomic_uint_fast64_t writes_waited, segments_cleaned;
+  atomic_uint_fast64_t writeback_budget_stops;
   atomic_uint_fast64_t pool_peak_bytes;
 };
 
@@ -119,6 +121,9 @@ extern bool writeback_keeps_reads (struct writeback *wb);
 extern void writeback_note_read (struct writeback *wb,
                                  struct slot_chunk *chunk, unsigned i,
                                  uint32_t slot, uint8_t flags_before);
+/* The writeback budget's numbers (writeback-budget.c) in S. */
+extern void writeback_budget_stats (struct writeback *wb,
+                                    struct store_stats *s);
 
 /* deferred.c: the queue of pages stored raw for the compressor thread.
  * 4 MiB of raw pages: more than a burst of reclaim (32 pages a batch, a

@@ -824,6 +824,7 @@ store_stats (struct store *store, struct store_stats *s)
       counter_get (&store->count.read_pages_written_back),
     .writes_waited = counter_get (&store->count.writes_waited),
     .segments_cleaned = counter_get (&store->count.segments_cleaned),
+    .writeback_budget_stops = counter_get (&store->count.writeback_budget_stops),
   };
   if (store->tier) {
     struct tier_stats t;
@@ -838,6 +839,7 @@ store_stats (struct store *store, struct store_stats *s)
     s->backing_enospc_errors = t.enospc_errors;
     s->backing_checksum_errors = t.checksum_errors;
     s->backing_stale_records = t.stale_records;
+    writeback_budget_stats (store->writeback, s);
   }
   s->deferred_pages = deferred_queued_pages (store->deferred);
   auto_compact_stats (store->auto_compact, s);

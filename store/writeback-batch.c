@@ -22,13 +22,16 @@
  * Every completed batch ends the wait of the writers who asked for room
  * before it (writeback.c).
  *
+ * The budget (writeback-budget.c) decides whether a batch begins, caps
+ * what it may write, and is charged what it wrote.
+ *
  * Errors: a failed batch (EIO, ENOSPC from a thin file's filesystem)
  * leaves every page of it in memory; the writer backs off, 10 ms doubling
  * up to 2 s, and writes that need room meanwhile get ENOSPC at once.
  *
  * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock
  * -> { allocator locks | tier lock }; the wake lock, a leaf, when a batch
- * completes.
+ * completes; the budget lock, a leaf, before and after.
  */
 #include <errno.h>
 
@@ -124,11 +127,24 @@ writeback_post_batch (struct writeback *wb, int verdict)
 }
 
 int
+writeback_begin_batch (struct writeback *wb)
+{
+  int r = writeback_budget_check (wb);
+
+  if (r == 0) {
+    writeback_clean (wb);
+    writeback_budget_cap (wb);
+  }
+  return r;
+}
+
+int
 writeback_flush (struct writeback *wb)
 {
   if (wb->pending_count == 0)
     return 0;
   int r = tier_batch_submit (wb->store->tier, wb->batch);
+  writeback_budget_charge (wb);
   unsigned moved = complete (wb, r);
   writeback_post_batch (wb, r ? -ENOSPC : 0);
   if (r) {
@@ -149,8 +165,11 @@ writeback_run_batch (struct writeback *wb, const struct selection *sel,
                      uint64_t *cursor, uint64_t *budget, unsigned max,
                      struct store_writeback_result *done)
 {
-  writeback_clean (wb);
-  int r = writeback_gather (wb, sel, cursor, budget, max);
+  int r = writeback_begin_batch (wb);
+
+  if (r)
+    return r;
+  r = writeback_gather (wb, sel, cursor, budget, max);
   done->batches += wb->pending_count > 0;
   int moved = writeback_flush (wb);
   if (moved > 0)

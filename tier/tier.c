@@ -33,6 +33,7 @@ _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
 struct tier_batch {
   unsigned char *buf;
   size_t buf_bytes, used_bytes;
+  uint64_t limit_bytes;         /* the most it writes (tier_batch_limit_bytes) */
   unsigned objects, max_objects;
   unsigned runs;
   struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
@@ -314,6 +315,7 @@ tier_batch_create (unsigned max_objects)
   if (batch == NULL)
     return NULL;
   batch->max_objects = max_objects;
+  batch->limit_bytes = UINT64_MAX;
   /* Worst case per object: its bytes plus a skip to the next block, and a
    * block of padding per run.
    */
@@ -337,6 +339,12 @@ tier_batch_destroy (struct tier_batch *batch)
     free (batch->buf);
     free (batch);
   }
+}
+
+void
+tier_batch_limit_bytes (struct tier_batch *batch, uint64_t limit_bytes)
+{
+  batch->limit_bytes = limit_bytes;
 }
 
 void
@@ -535,7 +543,8 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
     at = run->buf_offset + ((uint64_t) s * TIER_SEGMENT_BYTES + pos
                             - run->disk_offset);
   }
-  if (at + need > batch->buf_bytes) {
+  if (at + need > batch->buf_bytes
+      || round_up (at + need, TIER_BLOCK_BYTES) > batch->limit_bytes) {
     pthread_mutex_unlock (&tier->lock);
     return -E2BIG;
   }

@@ -97,9 +97,17 @@ struct tier_batch;
 extern struct tier_batch *tier_batch_create (unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
 
+/* Caps what BATCH writes when submitted, padding included, at
+ * LIMIT_BYTES (a new batch has no cap: UINT64_MAX); the cap stays until
+ * changed.  The store's writeback budget sets it.
+ */
+extern void tier_batch_limit_bytes (struct tier_batch *batch,
+                                    uint64_t limit_bytes);
+
 /* Copies LENGTH bytes at DATA into BATCH and reserves their place on disk;
  * *OFFSET is where the object will live.  Returns 0, -E2BIG when the batch
- * is full (submit it first), or -ENOSPC when the backing file is.
+ * is full or would pass its cap (submit it first), or -ENOSPC when the
+ * backing file is.
  */
 extern int tier_batch_add (struct tier *tier, struct tier_batch *batch,
                            uint32_t cookie, const void *data, uint32_t length,
