@@ -563,7 +563,7 @@ main (int argc, char *argv[])
     memory_safety_setup ();
   int r = store_start_background (device.store);
   if (r) {
-    fprintf (stderr, "%s: starting the store's background threads: %s\n",
+    fprintf (stderr, "%s: starting the store's threads, locking its key: %s\n",
              PROGRAM_NAME, strerror (-r));
     goto out;
   }

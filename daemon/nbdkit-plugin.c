@@ -133,7 +133,7 @@ cswap_after_fork (void)
     memory_safety_setup ();
   r = store_start_background (store);
   if (r) {
-    nbdkit_error ("starting the store's background threads: %s",
+    nbdkit_error ("starting the store's threads, locking its key: %s",
                   strerror (-r));
     return -1;
   }
