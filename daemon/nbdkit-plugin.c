@@ -98,6 +98,11 @@ cswap_get_ready (void)
 {
   const char *warning, *why;
 
+  /* Before the store holds anything: for the whole nbdkit process, which
+   * holds the pages too (its request buffers), and its children.
+   */
+  if (!options.core_dump)
+    memory_safety_forbid_core_dumps ();
   store = store_create (&options.store);
   if (store == NULL) {
     nbdkit_error ("creating the store: %s", store_create_error ());
@@ -128,7 +133,7 @@ cswap_after_fork (void)
     memory_safety_setup ();
   r = store_start_background (store);
   if (r) {
-    nbdkit_error ("starting the store's background threads: %s",
+    nbdkit_error ("starting the store's threads, locking its key: %s",
                   strerror (-r));
     return -1;
   }

@@ -49,6 +49,8 @@ const char options_help[] =
   "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n"
   "compact=auto|off          Compact the pool by itself (default auto).\n"
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
+  "core-dump=yes|no          Let the daemon dump core, for debugging (default\n"
+  "                          no: a dump would hold the swapped pages).\n"
   "transport=auto|uring|classic\n"
   "                          cswap-fuse: FUSE over io_uring or libfuse's\n"
   "                          loop (default auto: io_uring if the kernel\n"
@@ -158,6 +160,8 @@ options_set (struct cswap_options *options, const char *key,
     parse_size (value, &c->reserve_bytes, &reason);
   else if (strcmp (key, "lock-memory") == 0)
     parse_yes_no (value, &options->lock_memory, &reason);
+  else if (strcmp (key, "core-dump") == 0)
+    parse_yes_no (value, &options->core_dump, &reason);
   else if (strcmp (key, "transport") == 0) {
     if (strcmp (value, "auto") == 0)
       options->transport = TRANSPORT_AUTO;

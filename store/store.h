@@ -118,7 +118,9 @@ extern void store_destroy (struct store *store);
  * file.  Threads do not survive fork, so front ends start them
  * after they fork (nbdkit's .after_fork, after fuse_daemonize); without
  * them the pool limit still holds (writes then make room themselves) and
- * new zspages fault their pages in on the spot.  0 or -errno.
+ * new zspages fault their pages in on the spot.  Memory locks do not
+ * survive fork either: first it locks the backing file's key again
+ * (tier_lock_key).  0 or -errno (a thread's, or mlock's).
  * store_destroy stops them.
  */
 extern int store_start_background (struct store *store);

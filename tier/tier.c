@@ -289,6 +289,12 @@ tier_open (const struct tier_config *config, const char **why)
   return tier;
 }
 
+int
+tier_lock_key (struct tier *tier)
+{
+  return tier ? record_format_lock_key (&tier->format) : 0;
+}
+
 void
 tier_close (struct tier *tier)
 {

@@ -88,6 +88,11 @@ struct tier;
 extern struct tier *tier_open (const struct tier_config *config,
                                const char **why);
 extern void tier_close (struct tier *tier);
+/* Locks the sealing key's page again (seal.h): a child of fork()
+ * inherits no memory lock, so a process that forks after tier_open calls
+ * it in the child.  NULL-safe; 0 or -errno.
+ */
+extern int tier_lock_key (struct tier *tier);
 
 /* A batch of objects on their way to disk, in a preallocated aligned
  * buffer of MAX_OBJECTS objects; the caller holds it, the tier fills it.

@@ -13,7 +13,8 @@ declare -A good=(
   [backing-prealloc]=no [backing-encrypt]=no [accept-threshold]=80 [writeback-batch]=32
   [idle-writeback]=60 [writeback-limit]=400M [writeback-burst]=64M
   [read-writeback]=yes [ctl]=none [ctl-uid]=1000 [reserve]=4M
-  [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
+  [lock-memory]=no [core-dump]=yes [compact]=off [compact-threshold]=25
+  [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
   [ladder-step]=32M [halt-poll]=keep [min-free]=keep [zswap]=keep
 )
@@ -28,7 +29,8 @@ declare -A bad=(
   [writeback-burst]="129T|size out of range .0, or 8K..128T"
   [read-writeback]="often|yes or no"
   [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
-  [lock-memory]="maybe|yes or no" [compact]="sometimes|auto or off"
+  [lock-memory]="maybe|yes or no" [core-dump]="always|yes or no"
+  [compact]="sometimes|auto or off"
   [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
   [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
