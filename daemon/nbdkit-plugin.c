@@ -25,6 +25,7 @@
 #include "monotonic.h"
 #include "options.h"
 #include "page.h"
+#include "parent-death.h"
 #include "service-notify.h"
 #include "stats-line.h"
 #include "store.h"
@@ -36,7 +37,15 @@ static struct control_server *control; /* NULL: no control socket */
 static void
 cswap_load (void)
 {
+  const char *why;
+  int r;
+
   options_init (&options);
+  /* As early as a plugin can: nbdkit has already armed the signal. */
+  r = parent_death_keep_running (&why);
+  if (r < 0)
+    fprintf (stderr, "cswap: warning: %s: %s (nbdkit may stop when the "
+             "process that started it exits)\n", why, strerror (-r));
 }
 
 static void
