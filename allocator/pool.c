@@ -7,6 +7,13 @@
  * zspage touches it, and release_pages gives it back when the zspage dies,
  * so the resident size follows the live data.
  *
+ * Core dumps: the zspage area holds every page the pool stores, and a
+ * dump written to disk would keep them past the process (issue 27), so
+ * it is MADV_DONTDUMP for its whole life, the ranges release_pages maps
+ * afresh included.  Whatever the user allows of dumps: one taken to
+ * debug needs the descriptors, which hold no page data and stay in, not
+ * gigabytes of other programs' memory.
+ *
  * Capacity: every live zspage holds at least one live object, except the
  * at most two that one compaction holds isolated, and a zspage being freed
  * whose id is not yet back on the free list.  max_objects plus one spare
@@ -26,11 +33,15 @@
 
 #define ZS_SPARE_ZSPAGES 64
 
+/* BYTES of address space at AT (NULL: where the kernel chooses; else
+ * over what is there), nothing committed until touched.
+ */
 static void *
-reserve (size_t bytes)
+reserve (void *at, size_t bytes)
 {
-  void *p = mmap (NULL, bytes, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *p = mmap (at, bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+                  | (at ? MAP_FIXED : 0), -1, 0);
 
   return p == MAP_FAILED ? NULL : p;
 }
@@ -43,12 +54,12 @@ reserve (size_t bytes)
  * mlockall the pages are locked, and MADV_DONTNEED refuses them (EINVAL).
  * MADV_DONTNEED_LOCKED frees them under the address-space lock taken for
  * reading, as a page fault takes it.  Before Linux 5.18 (EINVAL again) a
- * fresh anonymous mapping is put over the range instead; it has the same
- * flags as its neighbours, so the kernel merges it back into one mapping
- * and vm.max_map_count is not consumed, but it takes that lock for
- * writing, behind every thread in a page fault: under whole-machine
- * pressure one of those may be waiting for reclaim, and so for this
- * device (doc/design.md, "Staying alive under memory pressure").
+ * fresh anonymous mapping is put over the range instead; given the same
+ * flags as its neighbours (MADV_DONTDUMP too), it is merged back into
+ * one mapping and vm.max_map_count is not consumed, but it takes that
+ * lock for writing, behind every thread in a page fault: under
+ * whole-machine pressure one of those may be waiting for reclaim, and so
+ * for this device (doc/design.md, "Staying alive under memory pressure").
  */
 void
 release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
@@ -60,8 +71,8 @@ release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
     return;
   if (madvise (base, bytes, MADV_DONTNEED_LOCKED) == 0 || errno != EINVAL)
     return;
-  mmap (base, bytes, PROT_READ | PROT_WRITE,
-        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (reserve (base, bytes))
+    madvise (base, bytes, MADV_DONTDUMP);
 }
 
 /* Faults in a new zspage's pages with one system call instead of one
@@ -130,9 +141,11 @@ zs_pool_create (const struct zs_pool_config *config)
   /* + 1: id 0 is never used. */
   pool->zspage_area_bytes = (capacity + 1) * pool->zspage_stride_bytes;
   pool->zspages_bytes = (capacity + 1) * sizeof (struct zspage);
-  pool->zspage_area = reserve (pool->zspage_area_bytes);
-  pool->zspages = reserve (pool->zspages_bytes);
-  if (pool->zspage_area == NULL || pool->zspages == NULL) {
+  pool->zspage_area = reserve (NULL, pool->zspage_area_bytes);
+  pool->zspages = reserve (NULL, pool->zspages_bytes);
+  if (pool->zspage_area == NULL || pool->zspages == NULL
+      || madvise (pool->zspage_area, pool->zspage_area_bytes,
+                  MADV_DONTDUMP) == -1) {
     int saved_errno = errno;
 
     if (pool->zspage_area)

@@ -24,6 +24,9 @@
  *                          the writeback mutex when a batch completes
  *     writeback reads lock read writeback's notes: taken under a slot
  *                          lock when a read is noted
+ *     budget lock          store/writeback-budget.c: the writeback
+ *                          budget; taken under the writeback mutex by the
+ *                          batcher, alone by its setter and the stats
  *     deferred queue lock  store/deferred.c: never with any other lock
  *     the daemon's own     daemon/service-notify.c, daemon/fuse-uring.c:
  *                          around no call into the engine

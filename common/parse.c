@@ -66,6 +66,43 @@ parse_size (const char *s, uint64_t *bytes, const char **why)
   return 0;
 }
 
+/* BYTES as parse_size reads it: with the largest suffix that divides it. */
+static void
+size_text (char out[24], uint64_t bytes)
+{
+  static const char suffixes[] = "KMGTPE";
+  unsigned n = 0;
+
+  while (bytes && n < sizeof suffixes - 1 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    n++;
+  }
+  snprintf (out, 24, "%" PRIu64 "%.*s", bytes, n ? 1 : 0,
+            n ? &suffixes[n - 1] : "");
+}
+
+int
+parse_size_or_zero (const char *s, uint64_t min, uint64_t max,
+                    uint64_t *bytes, const char **why)
+{
+  static _Thread_local char reason[80];
+  char low[24], high[24];
+  uint64_t value;
+
+  if (parse_size (s, &value, why) == -1)
+    return -1;
+  if (value != 0 && (value < min || value > max)) {
+    size_text (low, min);
+    size_text (high, max);
+    snprintf (reason, sizeof reason, "size out of range (0, or %s..%s)",
+              low, high);
+    *why = reason;
+    return -1;
+  }
+  *bytes = value;
+  return 0;
+}
+
 int
 parse_size_or_percent (const char *s, uint64_t total, uint64_t *bytes,
                        const char **why)

@@ -15,6 +15,12 @@
  */
 extern int parse_size (const char *s, uint64_t *bytes, const char **why);
 
+/* A size that is 0 (none) or within [MIN, MAX]: the writeback budget's
+ * limit and burst.
+ */
+extern int parse_size_or_zero (const char *s, uint64_t min, uint64_t max,
+                               uint64_t *bytes, const char **why);
+
 /* A size, or a percentage of TOTAL written "N%" (N may have a fraction,
  * "12.5%", and is at most 100).
  */

@@ -10,13 +10,14 @@
  * the argument count checks come with the row.
  *
  * Adding a setting for get/set (the tier's accept-threshold,
- * writeback-batch, idle-writeback): add a row to settings[] with a
- * get_NAME() that writes the current value as one JSON member and a
- * set_NAME() that parses the value and applies it, or returns an error
- * and changes nothing.  Both run under control->lock, so a set is never
- * interleaved with another set or get.  A setting that needs the tier
- * reaches it through struct control (internal.h), which gets a field for
- * it.  `writeback` is answered by run_writeback(), which the tier replaces.
+ * writeback-batch, idle-writeback, writeback-limit, writeback-burst): add
+ * a row to settings[] with a get_NAME() that writes the current value as
+ * one JSON member and a set_NAME() that parses the value and applies it,
+ * or returns an error and changes nothing.  Both run under control->lock,
+ * so a set is never interleaved with another set or get.  A setting that
+ * needs the tier reaches it through struct control (internal.h), which
+ * gets a field for it.  `writeback` is answered by run_writeback(), which
+ * the tier replaces.
  *
  * Lock order: common/lock-order.h.
  */
@@ -224,6 +225,46 @@ set_unsigned (struct control *control, const char *key, const char *value,
   return 0;
 }
 
+/* writeback-limit and writeback-burst: the two halves of the budget,
+ * sizes, each 0 or STORE_MIN_WRITEBACK_BUDGET_BYTES up; get shows them as
+ * set (a burst of 0 is a day's limit).
+ */
+static uint64_t *
+budget_half (struct store_writeback_budget *budget, const char *key)
+{
+  return strcmp (key, "writeback-limit") == 0 ? &budget->limit_bytes_per_day
+    : &budget->burst_bytes;
+}
+
+static void
+get_writeback_budget (struct control *control, struct json *j,
+                      const char *key)
+{
+  struct store_writeback_budget budget;
+
+  store_get_writeback_budget (control->store, &budget);
+  json_uint (j, key, *budget_half (&budget, key));
+}
+
+static int
+set_writeback_budget (struct control *control, const char *key,
+                      const char *value, const char **why)
+{
+  struct store_writeback_budget budget;
+  uint64_t bytes;
+
+  if (parse_size_or_zero (value, STORE_MIN_WRITEBACK_BUDGET_BYTES,
+                          STORE_MAX_WRITEBACK_BUDGET_BYTES, &bytes, why) == -1)
+    return -1;
+  store_get_writeback_budget (control->store, &budget);
+  *budget_half (&budget, key) = bytes;
+  if (store_set_writeback_budget (control->store, &budget) != 0) {
+    *why = "the store refused the value";
+    return -1;
+  }
+  return 0;
+}
+
 static const struct setting settings[] = {
   { "pool-limit", "SIZE|N%", get_pool_limit, set_pool_limit,
     "most pool memory in bytes, 0 for none, else 4096 up; N% of physical "
@@ -237,6 +278,10 @@ static const struct setting settings[] = {
     "pages per io_uring submission (1..256)" },
   { "idle-writeback", "SECONDS", get_unsigned, set_unsigned,
     "write back pages idle this long, 0 for never (at most 30 days)" },
+  { "writeback-limit", "SIZE", get_writeback_budget, set_writeback_budget,
+    "most bytes written back a day, 0 for no limit, else 8K..128T" },
+  { "writeback-burst", "SIZE", get_writeback_budget, set_writeback_budget,
+    "most of them at once, 0 for a day's limit, else 8K..128T" },
 };
 
 static const struct setting *
@@ -394,7 +439,9 @@ run_writeback (struct request *r)
     r->stopped = result;
     return fail (r, "writeback stopped after %llu pages: %s (pages not "
                  "written stay in memory)",
-                 (unsigned long long) result.pages_written, strerror (-err));
+                 (unsigned long long) result.pages_written,
+                 err == -EDQUOT ? "the writeback budget is spent"
+                 : strerror (-err));
   }
   writeback_members (r->reply, &result);
   return 0;

@@ -41,7 +41,14 @@ full_warning_note (struct store *store, int result)
   if (s.backing_size_bytes)
     fprintf (stderr, ", backing file %.1f MiB used of %.1f MiB",
              mib (s.backing_used_bytes), mib (s.backing_size_bytes));
+  /* A spent budget, not the file, may be what stops writeback. */
+  bool budget_spent = s.writeback_limit_bytes
+    && s.writeback_budget_bytes < STORE_MIN_WRITEBACK_BUDGET_BYTES;
+  if (budget_spent)
+    fprintf (stderr, ", writeback budget of %.1f MiB a day spent",
+             mib (s.writeback_limit_bytes));
   fprintf (stderr, "); the kernel keeps those pages in memory and retries "
-           "them, so the workload may thrash: raise pool-limit, or add or "
-           "enlarge the backing file\n");
+           "them, so the workload may thrash: raise pool-limit%s, or add or "
+           "enlarge the backing file\n",
+           budget_spent ? " or writeback-limit" : "");
 }

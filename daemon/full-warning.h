@@ -1,7 +1,7 @@
 /* cswap: telling the operator, once a minute, that the device is full.
  *
- * A full device (the pool at its limit, and no backing file or a full
- * one) fails swap-outs with ENOSPC.  Nothing is lost: the kernel keeps
+ * A full device (the pool at its limit, and no backing file, a full one
+ * or a spent writeback budget) fails swap-outs with ENOSPC.  Nothing is lost: the kernel keeps
  * such a page in memory, marks it dirty and tries again later.  But the
  * workload then thrashes rather than meeting the OOM killer, and the
  * kernel's own "Write-error on swap-device" lines do not say why.  So the

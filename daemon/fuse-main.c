@@ -521,6 +521,9 @@ main (int argc, char *argv[])
                               &device);
   if (session == NULL)
     goto out;
+  /* Before the store holds anything; fuse_daemonize()'s child inherits it. */
+  if (!cl.device.core_dump)
+    memory_safety_forbid_core_dumps ();
   device.store = store_create (&cl.device.store);
   if (device.store == NULL) {
     fprintf (stderr, "%s: creating the store: %s\n", PROGRAM_NAME,
@@ -560,7 +563,7 @@ main (int argc, char *argv[])
     memory_safety_setup ();
   int r = store_start_background (device.store);
   if (r) {
-    fprintf (stderr, "%s: starting the store's background threads: %s\n",
+    fprintf (stderr, "%s: starting the store's threads, locking its key: %s\n",
              PROGRAM_NAME, strerror (-r));
     goto out;
   }

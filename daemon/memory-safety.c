@@ -1,4 +1,6 @@
-/* cswap: memory locking, I/O-flusher threads, OOM score (see the header). */
+/* cswap: memory locking, I/O-flusher threads, OOM score, core dumps (see
+ * the header).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "memory-safety.h"
@@ -45,12 +48,12 @@ warn (const char *what, int err)
   fprintf (stderr, "cswap: warning: %s: %s\n", what, strerrordesc_np (err));
 }
 
+/* Writes TEXT to the file PATH (in /proc); -1 with errno set on failure. */
 static int
-set_oom_score_adj (int value)
+write_text (const char *path, const char *text)
 {
-  char text[16];
-  int fd = open ("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-  int len = snprintf (text, sizeof text, "%d", value);
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  ssize_t len = strlen (text);
   int r = 0;
 
   if (fd == -1 || write (fd, text, len) != len)
@@ -61,6 +64,15 @@ set_oom_score_adj (int value)
     errno = saved_errno;
   }
   return r;
+}
+
+static int
+set_oom_score_adj (int value)
+{
+  char text[16];
+
+  snprintf (text, sizeof text, "%d", value);
+  return write_text ("/proc/self/oom_score_adj", text);
 }
 
 /* Marks the calling thread PR_SET_IO_FLUSHER, warning once per process. */
@@ -140,6 +152,23 @@ memory_safety_setup (void)
   lock_mapped_files ();
   memory_locked = true;
   return 0;
+}
+
+void
+memory_safety_forbid_core_dumps (void)
+{
+  static const struct rlimit no_core = { 0, 0 };
+
+  /* First, while /proc/self is still this process's own: once it is not
+   * dumpable, its files are root's, and only root could write them.
+   */
+  if (write_text ("/proc/self/coredump_filter", "0") == -1)
+    warn ("coredump_filter 0 (a dump helper that ignores RLIMIT_CORE "
+          "would be given the daemon's memory)", errno);
+  if (setrlimit (RLIMIT_CORE, &no_core) == -1)
+    warn ("RLIMIT_CORE 0", errno);
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+    warn ("prctl PR_SET_DUMPABLE 0", errno);
 }
 
 /* Makes the calling thread SCHED_FIFO.  Not for the speed: the page

@@ -1,4 +1,5 @@
-/* cswap: keeping the daemon out of the reclaim path it serves.
+/* cswap: keeping the daemon out of the reclaim path it serves, and its
+ * memory out of core dumps.
  *
  * A swap device served from userspace is in the kernel's reclaim path:
  * if serving a swap-out needs memory that only a swap-out can free, the
@@ -21,6 +22,19 @@
  * The flusher mark and the OOM score need CAP_SYS_RESOURCE, the priority
  * CAP_SYS_NICE; without it cswap warns once and
  * goes on: a daemon that refuses to start helps nobody.
+ *
+ * The daemon's memory holds every page swapped to it, and the backing
+ * file's key: a core dump would write them to disk, where they outlive
+ * the process (systemd-coredump keeps dumps for days).  So unless
+ * core-dump=yes the daemon makes none, three times over, because each
+ * stops a different path: RLIMIT_CORE 0 (a dump to a file, and
+ * systemd-coredump, which honours the limit); coredump_filter 0 (no
+ * memory in a dump at all, for a pipe helper that ignores the limit);
+ * and PR_SET_DUMPABLE 0 (no dump at all unless fs.suid_dumpable says
+ * otherwise; ptrace and /proc/PID/mem then need CAP_SYS_PTRACE, and the
+ * /proc/PID files become root's).  The pool and the key's page are
+ * MADV_DONTDUMP besides (allocator/pool.c, tier/seal.c), even with
+ * core-dump=yes.
  */
 #ifndef CSWAP_MEMORY_SAFETY_H
 #define CSWAP_MEMORY_SAFETY_H
@@ -32,6 +46,13 @@
  * mlockall itself failed (errno set; the caller decides whether to go on).
  */
 extern int memory_safety_setup (void);
+
+/* Lets no core dump be written of this process, warning on stderr about
+ * what it could not do.  Call it before the store is made (the key is
+ * drawn then); a child of fork() inherits all three settings, and a
+ * program it executes the limit and the filter.
+ */
+extern void memory_safety_forbid_core_dumps (void);
 
 /* Readies the calling thread for the I/O path, once per thread: marks it
  * an I/O flusher (threads started after memory_safety_setup inherit the

@@ -25,6 +25,7 @@
 #include "monotonic.h"
 #include "options.h"
 #include "page.h"
+#include "parent-death.h"
 #include "service-notify.h"
 #include "stats-line.h"
 #include "store.h"
@@ -36,7 +37,15 @@ static struct control_server *control; /* NULL: no control socket */
 static void
 cswap_load (void)
 {
+  const char *why;
+  int r;
+
   options_init (&options);
+  /* As early as a plugin can: nbdkit has already armed the signal. */
+  r = parent_death_keep_running (&why);
+  if (r < 0)
+    fprintf (stderr, "cswap: warning: %s: %s (nbdkit may stop when the "
+             "process that started it exits)\n", why, strerror (-r));
 }
 
 static void
@@ -98,6 +107,11 @@ cswap_get_ready (void)
 {
   const char *warning, *why;
 
+  /* Before the store holds anything: for the whole nbdkit process, which
+   * holds the pages too (its request buffers), and its children.
+   */
+  if (!options.core_dump)
+    memory_safety_forbid_core_dumps ();
   store = store_create (&options.store);
   if (store == NULL) {
     nbdkit_error ("creating the store: %s", store_create_error ());
@@ -128,7 +142,7 @@ cswap_after_fork (void)
     memory_safety_setup ();
   r = store_start_background (store);
   if (r) {
-    nbdkit_error ("starting the store's background threads: %s",
+    nbdkit_error ("starting the store's threads, locking its key: %s",
                   strerror (-r));
     return -1;
   }

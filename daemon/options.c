@@ -40,12 +40,17 @@ const char options_help[] =
   "accept-threshold=PERCENT  Writeback stops below this % of pool-limit (90).\n"
   "writeback-batch=N         Pages per writeback I/O batch, 1..256 (64).\n"
   "idle-writeback=SECONDS    Write back pages idle this long (default 0: off).\n"
+  "writeback-limit=SIZE      Most bytes written to the backing file a day,\n"
+  "                          0 or 8K..128T (default 0: no limit).\n"
+  "writeback-burst=SIZE      Most of them at once (default: a day's limit).\n"
   "read-writeback=yes|no     Write back pages the kernel has read (their\n"
   "                          copy is kept only for a refault) (default no).\n"
   "reserve=SIZE              Most warm memory kept for new pool pages (8M).\n"
   "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n"
   "compact=auto|off          Compact the pool by itself (default auto).\n"
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n"
+  "core-dump=yes|no          Let the daemon dump core, for debugging (default\n"
+  "                          no: a dump would hold the swapped pages).\n"
   "transport=auto|uring|classic\n"
   "                          cswap-fuse: FUSE over io_uring or libfuse's\n"
   "                          loop (default auto: io_uring if the kernel\n"
@@ -155,6 +160,8 @@ options_set (struct cswap_options *options, const char *key,
     parse_size (value, &c->reserve_bytes, &reason);
   else if (strcmp (key, "lock-memory") == 0)
     parse_yes_no (value, &options->lock_memory, &reason);
+  else if (strcmp (key, "core-dump") == 0)
+    parse_yes_no (value, &options->core_dump, &reason);
   else if (strcmp (key, "transport") == 0) {
     if (strcmp (value, "auto") == 0)
       options->transport = TRANSPORT_AUTO;
@@ -178,6 +185,14 @@ options_set (struct cswap_options *options, const char *key,
         == 0)
       c->idle_writeback_seconds = number;
   }
+  else if (strcmp (key, "writeback-limit") == 0)
+    parse_size_or_zero (value, STORE_MIN_WRITEBACK_BUDGET_BYTES,
+                        STORE_MAX_WRITEBACK_BUDGET_BYTES,
+                        &c->writeback_budget.limit_bytes_per_day, &reason);
+  else if (strcmp (key, "writeback-burst") == 0)
+    parse_size_or_zero (value, STORE_MIN_WRITEBACK_BUDGET_BYTES,
+                        STORE_MAX_WRITEBACK_BUDGET_BYTES,
+                        &c->writeback_budget.burst_bytes, &reason);
   else if (strcmp (key, "read-writeback") == 0)
     parse_yes_no (value, &c->read_writeback, &reason);
   else if (strcmp (key, "ctl") == 0) {

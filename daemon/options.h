@@ -30,6 +30,7 @@ struct cswap_options {
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
   bool lock_memory;             /* memory-safety.h, after any fork */
+  bool core_dump;               /* false: memory_safety_forbid_core_dumps */
   enum fuse_transport_choice transport;
 };
 

@@ -22,7 +22,8 @@ stats_line_print (FILE *f, struct store *store)
            "backing_live_bytes=%llu writeback_batches=%llu "
            "uring_submissions=%llu writes_waited=%llu backing_io_errors=%llu "
            "backing_enospc_errors=%llu backing_checksum_errors=%llu "
-           "backing_stale_records=%llu segments_cleaned=%llu\n",
+           "backing_stale_records=%llu segments_cleaned=%llu "
+           "writeback_budget_bytes=%llu writeback_budget_stops=%llu\n",
            (unsigned long long) s.pages_stored,
            (unsigned long long) s.same_filled_pages,
            (unsigned long long) s.huge_pages,
@@ -49,7 +50,9 @@ stats_line_print (FILE *f, struct store *store)
            (unsigned long long) s.backing_enospc_errors,
            (unsigned long long) s.backing_checksum_errors,
            (unsigned long long) s.backing_stale_records,
-           (unsigned long long) s.segments_cleaned);
+           (unsigned long long) s.segments_cleaned,
+           (unsigned long long) s.writeback_budget_bytes,
+           (unsigned long long) s.writeback_budget_stops);
 
   /* Request latency in the daemon, one group per kind (store.h). */
   static const char *const kinds[STORE_REQUEST_KINDS] = { "read", "write", "trim" };

@@ -21,7 +21,8 @@
  * found without the flag.
  *
  * Bounded: at most DEFERRED_QUEUE_PAGES pages wait (each 4 KiB of pool
- * memory, counted in pool_bytes and under the pool limit); when the queue
+ * memory, counted in pool_bytes and under the pool limit, and left out of
+ * core dumps with the rest of the pool: allocator/pool.c); when the queue
  * is full, or the pool is within twice the queue's size of its limit
  * (data-path.c: raw pages must not crowd out the pool a limit leaves, nor be
  * what writeback finds there), the write compresses inline as it would

@@ -18,6 +18,7 @@ struct store_counters {
   atomic_uint_fast64_t written_back_pages, written_back_reads;
   atomic_uint_fast64_t read_pages_written_back;
   atomic_uint_fast64_t writes_waited, segments_cleaned;
+  atomic_uint_fast64_t writeback_budget_stops;
   atomic_uint_fast64_t pool_peak_bytes;
 };
 

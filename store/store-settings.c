@@ -1,10 +1,11 @@
 /* cswap: the store's settings — the codec for new pages, the pool limit
- * and accept threshold (pool-limit.c's), and the writer's batch size and
- * idle writeback (writeback-settings.c's).  Settings of the writer are
- * refused without a backing file (-EINVAL), and read as 0.
+ * and accept threshold (pool-limit.c's), the writer's batch size and
+ * idle writeback (writeback-settings.c's), and the writeback budget
+ * (writeback-budget.c's).  Settings of the writer are refused without a
+ * backing file (-EINVAL), and read as 0.
  *
- * Threads: every setting is a relaxed atomic, read where it is used; no
- * lock.
+ * Threads: every setting but the budget is a relaxed atomic, read where
+ * it is used; the budget is under its own lock (writeback-internal.h).
  */
 #include <errno.h>
 
@@ -76,4 +77,22 @@ unsigned
 store_get_idle_writeback (struct store *store)
 {
   return store->writeback ? writeback_idle (store->writeback) : 0;
+}
+
+int
+store_set_writeback_budget (struct store *store,
+                            const struct store_writeback_budget *budget)
+{
+  if (store->writeback == NULL)
+    return -EINVAL;
+  return writeback_set_budget (store->writeback, budget);
+}
+
+void
+store_get_writeback_budget (struct store *store,
+                            struct store_writeback_budget *budget)
+{
+  *budget = (struct store_writeback_budget) { 0 };
+  if (store->writeback)
+    writeback_budget (store->writeback, budget);
 }

@@ -2,7 +2,8 @@
  *
  * Counters are relaxed atomics (store-counters.h): each is exact, a
  * snapshot of several is not simultaneous.  store_stats also takes every
- * allocator class lock (zs_pool_stats) and the tier's lock; no slot lock.
+ * allocator class lock (zs_pool_stats), the tier's lock and the
+ * writeback budget's, one after another; no slot lock.
  */
 #include "page.h"
 #include "store-internal.h"
@@ -67,8 +68,12 @@ store_stats (struct store *store, struct store_stats *s)
       counter_get (&store->count.read_pages_written_back),
     .writes_waited = counter_get (&store->count.writes_waited),
     .segments_cleaned = counter_get (&store->count.segments_cleaned),
+    .writeback_budget_stops =
+      counter_get (&store->count.writeback_budget_stops),
   };
   tier_share (store->slots.tier, s);
+  if (store->writeback)
+    writeback_budget_stats (store->writeback, s);
   s->deferred_pages = deferred_queued_pages (store->deferred);
   auto_compact_stats (store->compactor, s);
   s->pages_stored = store_pages_stored (store);

@@ -180,8 +180,13 @@ store_create (const struct store_config *config)
 int
 store_start_background (struct store *store)
 {
-  int r;
+  /* Before the writer can seal with it: the key was locked before the
+   * front end forked.
+   */
+  int r = tier_lock_key (store->slots.tier);
 
+  if (r)
+    return r;
   if (zs_pool_start_refill (store->slots.pool) == -1)
     return -errno;
   r = writeback_start (store->writeback);

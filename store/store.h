@@ -23,6 +23,23 @@
 #include "compress.h"
 #include "latency.h"
 
+/* The writeback budget: bytes a day that writeback may write to the
+ * backing file, in bursts of at most a burst (a token bucket refilled at
+ * limit / 86400 bytes a second).  Every byte written counts: pages,
+ * records' headers, padding and the cleaner's copies.
+ */
+struct store_writeback_budget {
+  uint64_t limit_bytes_per_day; /* 0: no budget */
+  uint64_t burst_bytes;         /* 0: a day's limit */
+};
+/* Each is 0 or within these: the least is what the largest page can take
+ * on disk (two 4 KiB blocks), so a budget that allows a batch allows one
+ * page at least; the most keeps the bucket's arithmetic in 64 bits
+ * (token-bucket.h).
+ */
+#define STORE_MIN_WRITEBACK_BUDGET_BYTES 8192u
+#define STORE_MAX_WRITEBACK_BUDGET_BYTES (UINT64_C (1) << 47)
+
 struct store_config {
   uint64_t size_bytes;          /* device size; a multiple of 4096 */
   struct codec_config codec;
@@ -50,6 +67,10 @@ struct store_config {
    */
   bool read_writeback;
   unsigned read_writeback_wait_ms;
+  /* How much may be written to the backing file (writeback-budget.c);
+   * all zeros: no budget.
+   */
+  struct store_writeback_budget writeback_budget;
   /* Automatic compaction (auto-compact.c): when what compaction could
    * free reaches this percent of the pool (0: 10), and under memory
    * pressure.  Off: only store_compact() and writeback (after its
@@ -63,6 +84,12 @@ struct store_config {
    */
   void (*compact_hook) (void *arg);
   void *compact_hook_arg;
+  /* Test only: the writeback budget's clock, in nanoseconds, so that a
+   * test refills the budget without waiting.  NULL (the daemon):
+   * CLOCK_MONOTONIC.
+   */
+  uint64_t (*budget_clock) (void *arg);
+  void *budget_clock_arg;
 };
 
 /* The most pages per writeback batch (the batch buffer's size). */
@@ -91,7 +118,9 @@ extern void store_destroy (struct store *store);
  * file.  Threads do not survive fork, so front ends start them
  * after they fork (nbdkit's .after_fork, after fuse_daemonize); without
  * them the pool limit still holds (writes then make room themselves) and
- * new zspages fault their pages in on the spot.  0 or -errno.
+ * new zspages fault their pages in on the spot.  Memory locks do not
+ * survive fork either: first it locks the backing file's key again
+ * (tier_lock_key).  0 or -errno (a thread's, or mlock's).
  * store_destroy stops them.
  */
 extern int store_start_background (struct store *store);
@@ -170,6 +199,11 @@ struct store_stats {
   uint64_t backing_stale_records;       /* reads of records from before
                                            the start: -EIO too */
   uint64_t segments_cleaned;
+  /* The writeback budget (all 0 without one). */
+  uint64_t writeback_limit_bytes;       /* a day */
+  uint64_t writeback_budget_bytes;      /* what writeback may write now */
+  uint64_t writeback_budget_stops;      /* batches not started: the budget
+                                           was spent */
   /* Automatic compaction (all 0 when off). */
   uint64_t auto_compactions;    /* runs for the freeable share */
   uint64_t pressure_compactions; /* runs for a PSI memory-pressure event */
@@ -214,9 +248,9 @@ extern int store_compact (struct store *store, struct zs_compact_result *result)
  * those idle at least that long (to the idle sweep's resolution); at most
  * MAX_PAGES (0: no limit); raw (huge) pages only with INCLUDE_HUGE.
  * Returns 0, -EINVAL for IDLE_SECONDS past STORE_MAX_IDLE_WRITEBACK_S,
- * -ENODEV without a backing file, or the batch error that
- * stopped it (pages it could not write stay in memory); *RESULT counts
- * what was written before, too.
+ * -ENODEV without a backing file, -EDQUOT when the writeback budget is
+ * spent, or the batch error that stopped it (pages it could not write
+ * stay in memory); *RESULT counts what was written before, too.
  */
 struct store_writeback_result {
   uint64_t pages_written;
@@ -235,6 +269,14 @@ extern int store_set_writeback_batch (struct store *store, unsigned pages);
 extern unsigned store_get_writeback_batch (struct store *store);
 extern int store_set_idle_writeback (struct store *store, unsigned seconds);
 extern unsigned store_get_idle_writeback (struct store *store);
+/* The writeback budget: -EINVAL (and nothing changed) for a value out of
+ * bounds or no backing file.  What was left of the budget is kept, up to
+ * the new burst; a budget set where there was none starts full.
+ */
+extern int store_set_writeback_budget (struct store *store,
+                                       const struct store_writeback_budget *budget);
+extern void store_get_writeback_budget (struct store *store,
+                                        struct store_writeback_budget *budget);
 
 /* The allocator underneath, for its per-class table. */
 struct zs_pool;

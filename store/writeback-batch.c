@@ -22,12 +22,16 @@
  * Every completed batch ends the wait of the writers who asked for room
  * before it (writeback.c).
  *
+ * The budget (writeback-budget.c) decides whether a batch begins, caps
+ * what it may write, and is charged what it wrote.
+ *
  * Errors: a failed batch (EIO, ENOSPC from a thin file's filesystem)
  * leaves every page of it in memory; the writer backs off, 10 ms doubling
  * up to 2 s, and writes that need room meanwhile get ENOSPC at once.
  *
  * Locks: all of it with the writeback mutex held, the wake lock when a
- * batch completes; lock order: lock-order.h.
+ * batch completes, the budget lock before and after; lock order:
+ * lock-order.h.
  */
 #include <errno.h>
 
@@ -104,12 +108,26 @@ writeback_post_batch (struct writeback *wb, int verdict)
 }
 
 int
+writeback_begin_batch (struct writeback *wb)
+{
+  lock_assert_held (&wb->mutex);
+  int r = writeback_budget_check (wb);
+
+  if (r == 0) {
+    writeback_clean (wb);
+    writeback_budget_cap (wb);
+  }
+  return r;
+}
+
+int
 writeback_flush (struct writeback *wb)
 {
   if (wb->pending_count == 0)
     return 0;
   lock_assert_held (&wb->mutex);
   int r = tier_batch_submit (wb->tier, wb->batch);
+  writeback_budget_charge (wb);
   unsigned moved = complete (wb, r);
   writeback_post_batch (wb, r ? -ENOSPC : 0);
   if (r) {
@@ -130,8 +148,11 @@ writeback_run_batch (struct writeback *wb, const struct slot_selection *sel,
                      uint64_t *cursor, uint64_t *budget, unsigned max,
                      struct store_writeback_result *done)
 {
-  writeback_clean (wb);
-  int r = writeback_gather (wb, sel, cursor, budget, max);
+  int r = writeback_begin_batch (wb);
+
+  if (r)
+    return r;
+  r = writeback_gather (wb, sel, cursor, budget, max);
   done->batches += wb->pending_count > 0;
   int moved = writeback_flush (wb);
   if (moved > 0)

@@ -6,11 +6,12 @@
  *   writeback-batch.c     a batch: fill, submit, settle each page, backoff
  *   writeback-clean.c     the slots' answers to the tier's cleaner
  *   writeback-settings.c  batch size and idle-writeback settings
+ *   writeback-budget.c    how much may be written: bytes a day, a burst
  *   writeback-reads.c     pages the kernel has read back, to disk
  *
  * What the writer works on it is handed at creation (writeback.h,
  * struct writeback_context): slots only through slot-state.h.  Each
- * field below says what guards it; the order of the three locks among
+ * field below says what guards it; the order of its four locks among
  * the others is lock-order.h's.
  */
 #ifndef CSWAP_WRITEBACK_INTERNAL_H
@@ -18,6 +19,7 @@
 
 #include <pthread.h>
 
+#include "token-bucket.h"
 #include "writeback.h"
 
 /* A page in the batch in flight. */
@@ -46,6 +48,17 @@ struct writeback {
 
   /* writeback-settings.c: relaxed atomics, no lock. */
   _Atomic unsigned batch_pages, idle_seconds;
+
+  /* writeback-budget.c */
+  uint64_t (*budget_clock) (void *arg); /* set at creation */
+  void *budget_clock_arg;               /* set at creation */
+  uint64_t budget_charged_bytes;        /* protected by mutex: the tier's
+                                           bytes_written, as last taken
+                                           from the budget */
+  pthread_mutex_t budget_lock;
+  struct token_bucket budget;           /* protected by budget_lock */
+  struct store_writeback_budget budget_setting; /* protected by
+                                                   budget_lock */
 
   bool reads_enabled;           /* writeback-reads.c; set at creation */
   uint64_t reads_wait_ns;       /* between rotations; set at creation */
@@ -125,12 +138,18 @@ extern unsigned writeback_idle_min_age (struct writeback *wb,
  * slot already in the batch is left out (0).
  */
 extern int writeback_batch_add (struct writeback *wb, uint32_t slot);
-/* Submits the batch and settles every page of it.  Returns the pages that
- * left memory, or a negative errno when the batch failed.
+/* Before a batch fills: the budget's check, the cleaner, and the batch's
+ * cap.  0, or -EDQUOT when the budget is spent (nothing written, no
+ * cleaning either).
+ */
+extern int writeback_begin_batch (struct writeback *wb);
+/* Submits the batch, takes what it wrote from the budget, and settles
+ * every page of it.  Returns the pages that left memory, or a negative
+ * errno when the batch failed.
  */
 extern int writeback_flush (struct writeback *wb);
 extern bool writeback_in_backoff (struct writeback *wb);
-/* One batch: clean if needed, gather, submit, settle.  Adds the pages
+/* One batch: begin (budget, cleaner), gather, submit, settle.  Adds the pages
  * that left memory and the batch, if anything was submitted, to *DONE,
  * even when it fails; returns 0 or a negative errno.
  */
@@ -169,5 +188,21 @@ extern uint64_t writeback_reads_due_ns (struct writeback *wb);
 /* writeback-settings.c: the defaults for a new writer. */
 extern int writeback_settings_init (struct writeback *wb,
                                     const struct store_config *config);
+
+/* writeback-budget.c: the budget of a new writer, full; -EINVAL for one
+ * out of bounds.  The budget lock is the caller's to make and destroy.
+ */
+extern int writeback_budget_init (struct writeback *wb,
+                                  const struct store_config *config);
+/* Mutex held: whether a batch may start (0), or -EDQUOT, counted, when
+ * less than STORE_MIN_WRITEBACK_BUDGET_BYTES is left.
+ */
+extern int writeback_budget_check (struct writeback *wb);
+/* Mutex held: takes from the budget what the tier wrote since last time
+ * (the cleaner's copies, a batch).
+ */
+extern void writeback_budget_charge (struct writeback *wb);
+/* Mutex held: charges, then caps the batch at what is left. */
+extern void writeback_budget_cap (struct writeback *wb);
 
 #endif /* CSWAP_WRITEBACK_INTERNAL_H */

@@ -22,7 +22,8 @@
  *   - notes wait in two generations that rotate every second: at
  *     each rotation the older one is judged, and a page still marked,
  *     untouched for at least that long, joins a writeback batch;
- *   - a queue full drops the note (the page simply stays in memory).
+ *   - a queue full drops the note (the page simply stays in memory), and
+ *     so does a judgement the writeback budget stops (writeback-budget.c).
  *
  * Pages read from disk then stay there (no promotion): they would only be
  * noted again.
@@ -98,11 +99,11 @@ write_marked (struct writeback *wb, const uint32_t *slots, unsigned count)
     int r = 0;
 
     writeback_lock (wb);
-    if (writeback_in_backoff (wb)) {
+    if (writeback_in_backoff (wb) || writeback_begin_batch (wb)) {
       writeback_unlock (wb);
-      return;                   /* the disk is failing: they stay */
+      return;                   /* the disk is failing or the budget spent:
+                                   they stay */
     }
-    writeback_clean (wb);
     while (n < count && wb->pending_count < max
            && (r = writeback_offer_slot (wb, &sel, slots[n])) == 0)
       n++;

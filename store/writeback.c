@@ -23,6 +23,11 @@
  * Pages the kernel has read back (writeback-reads.c) are judged every
  * read-writeback wait, and those untouched since go out.
  *
+ * Every batch, on every path, starts only if the writeback budget
+ * (writeback-budget.c) allows it; a spent budget stops writeback like a
+ * full backing file: writers that need room get ENOSPC once compaction
+ * cannot make any, and never wait for the budget to refill.
+ *
  * Ageing: every idle-writeback/3 seconds the thread ages the pages in
  * memory, serving writers that wait for room between chunks, and with
  * idle writeback on, writes out those that reached the top age.
@@ -291,6 +296,7 @@ writeback_create (const struct writeback_context *ctx,
   }
   pthread_mutex_init (&wb->mutex, NULL);
   pthread_mutex_init (&wb->wake_lock, NULL);
+  pthread_mutex_init (&wb->budget_lock, NULL);
   pthread_condattr_t attr;
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
@@ -303,7 +309,8 @@ writeback_create (const struct writeback_context *ctx,
     return NULL;
   }
   if (pool_limit_threshold_init (wb->limit, config->accept_threshold_percent)
-      || writeback_settings_init (wb, config)) {
+      || writeback_settings_init (wb, config)
+      || writeback_budget_init (wb, config)) {
     writeback_destroy (wb);
     errno = EINVAL;
     return NULL;
@@ -322,6 +329,7 @@ writeback_destroy (struct writeback *wb)
   writeback_reads_destroy (wb);
   pthread_cond_destroy (&wb->wake);
   pthread_cond_destroy (&wb->room);
+  pthread_mutex_destroy (&wb->budget_lock);
   pthread_mutex_destroy (&wb->wake_lock);
   pthread_mutex_destroy (&wb->mutex);
   free (wb);

@@ -70,4 +70,15 @@ extern unsigned writeback_batch (struct writeback *wb);
 extern int writeback_set_idle (struct writeback *wb, unsigned seconds);
 extern unsigned writeback_idle (struct writeback *wb);
 
+/* writeback-budget.c: the budget (store.h's store_writeback_budget),
+ * 0 or -EINVAL as above; and its numbers in S (writeback_limit_bytes,
+ * writeback_budget_bytes).
+ */
+extern int writeback_set_budget (struct writeback *wb,
+                                 const struct store_writeback_budget *budget);
+extern void writeback_budget (struct writeback *wb,
+                              struct store_writeback_budget *budget);
+extern void writeback_budget_stats (struct writeback *wb,
+                                    struct store_stats *s);
+
 #endif /* CSWAP_WRITEBACK_H */

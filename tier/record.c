@@ -48,6 +48,12 @@ record_format_destroy (struct record_format *format)
   format->seal = NULL;
 }
 
+int
+record_format_lock_key (struct record_format *format)
+{
+  return format->seal ? seal_lock_key (format->seal) : 0;
+}
+
 static uint32_t
 header_bytes (bool sealed)
 {

@@ -68,6 +68,8 @@ struct record_format {
 extern int record_format_init (struct record_format *format, bool encrypt,
                                const char **why);
 extern void record_format_destroy (struct record_format *format);
+/* seal_lock_key, for a sealed format; 0 for a plain one. */
+extern int record_format_lock_key (struct record_format *format);
 
 /* Bytes a record of LENGTH payload bytes takes, padding included. */
 extern uint32_t record_bytes (const struct record_format *format,

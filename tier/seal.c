@@ -50,10 +50,11 @@ seal_create (const char **why)
                       "key (mmap)", errno);
   }
   /* Locked and out of core dumps before the key is drawn into it. */
-  if (mlock (s->key, s->key_page_bytes) == -1)
+  int r = seal_lock_key (s);
+  if (r)
     return seal_fail (s, why, "backing file encryption: cannot lock the key "
                       "in memory (mlock; raise RLIMIT_MEMLOCK, or "
-                      "backing-encrypt=no)", errno);
+                      "backing-encrypt=no)", -r);
   madvise (s->key, s->key_page_bytes, MADV_DONTDUMP);
   if (RAND_priv_bytes (s->key, KEY_BYTES) != 1)
     return seal_fail (s, why, "backing file encryption: no random key "
@@ -65,6 +66,12 @@ seal_create (const char **why)
     return seal_fail (s, why, "backing file encryption: libcrypto has no "
                       "AES-256-GCM", ENOSYS);
   return s;
+}
+
+int
+seal_lock_key (struct tier_seal *s)
+{
+  return mlock (s->key, s->key_page_bytes) == -1 ? -errno : 0;
 }
 
 void

@@ -5,7 +5,11 @@
  * each record is sealed with AES-256-GCM (OpenSSL's libcrypto) under a
  * key drawn at random when the tier opens.  The key lives in a page of
  * its own, locked (mlock: never swapped) and left out of core dumps,
- * zeroed when the tier closes, and is never written anywhere.  OpenSSL
+ * zeroed when the tier closes, and is never written anywhere.  A child
+ * of fork() inherits the page but not its lock, so a daemon that forks
+ * after the tier opens locks it again (seal_lock_key, from
+ * store_start_background): without that, with lock-memory=no or a failed
+ * mlockall, the key could be swapped out (issue 27).  OpenSSL
  * keeps its expanded copy in its cipher contexts: the sealing one for the
  * tier's life, an unsealing one for the moment of each call; those are
  * on the heap, locked with the rest of the daemon's memory (lock-memory=
@@ -43,6 +47,10 @@ struct tier_seal;
  * the problem (and errno set).
  */
 extern struct tier_seal *seal_create (const char **why);
+/* Locks the key's page in memory: seal_create does, and a child of
+ * fork() must again.  0 or -errno (mlock's: RLIMIT_MEMLOCK).
+ */
+extern int seal_lock_key (struct tier_seal *seal);
 /* Zeroes the key and frees it; NULL-safe. */
 extern void seal_destroy (struct tier_seal *seal);
 

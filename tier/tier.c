@@ -36,6 +36,7 @@ _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
 struct tier_batch {
   unsigned char *buf;
   size_t buf_bytes, used_bytes;
+  uint64_t limit_bytes;         /* the most it writes (tier_batch_limit_bytes) */
   unsigned objects, max_objects;
   unsigned runs;
   struct { uint64_t disk_offset; size_t buf_offset; } run[TIER_MAX_RUNS];
@@ -279,6 +280,12 @@ tier_open (const struct tier_config *config, const char **why)
   return tier;
 }
 
+int
+tier_lock_key (struct tier *tier)
+{
+  return tier ? record_format_lock_key (&tier->format) : 0;
+}
+
 void
 tier_close (struct tier *tier)
 {
@@ -305,6 +312,7 @@ tier_batch_create (unsigned max_objects)
   if (batch == NULL)
     return NULL;
   batch->max_objects = max_objects;
+  batch->limit_bytes = UINT64_MAX;
   /* Worst case per object: its bytes plus a skip to the next block, and a
    * block of padding per run.
    */
@@ -328,6 +336,12 @@ tier_batch_destroy (struct tier_batch *batch)
     free (batch->buf);
     free (batch);
   }
+}
+
+void
+tier_batch_limit_bytes (struct tier_batch *batch, uint64_t limit_bytes)
+{
+  batch->limit_bytes = limit_bytes;
 }
 
 void
@@ -532,7 +546,8 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
     at = run->buf_offset + ((uint64_t) s * TIER_SEGMENT_BYTES + pos
                             - run->disk_offset);
   }
-  if (at + need > batch->buf_bytes) {
+  if (at + need > batch->buf_bytes
+      || round_up (at + need, TIER_BLOCK_BYTES) > batch->limit_bytes) {
     lock_release (&tier->lock);
     return -E2BIG;
   }

@@ -86,6 +86,11 @@ struct tier;
 extern struct tier *tier_open (const struct tier_config *config,
                                const char **why);
 extern void tier_close (struct tier *tier);
+/* Locks the sealing key's page again (seal.h): a child of fork()
+ * inherits no memory lock, so a process that forks after tier_open calls
+ * it in the child.  NULL-safe; 0 or -errno.
+ */
+extern int tier_lock_key (struct tier *tier);
 
 /* A batch of objects on their way to disk, in a preallocated aligned
  * buffer of MAX_OBJECTS objects; the caller holds it, the tier fills it.
@@ -95,9 +100,17 @@ struct tier_batch;
 extern struct tier_batch *tier_batch_create (unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
 
+/* Caps what BATCH writes when submitted, padding included, at
+ * LIMIT_BYTES (a new batch has no cap: UINT64_MAX); the cap stays until
+ * changed.  The store's writeback budget sets it.
+ */
+extern void tier_batch_limit_bytes (struct tier_batch *batch,
+                                    uint64_t limit_bytes);
+
 /* Copies LENGTH bytes at DATA into BATCH and reserves their place on disk;
  * *OFFSET is where the object will live.  Returns 0, -E2BIG when the batch
- * is full (submit it first), or -ENOSPC when the backing file is.
+ * is full or would pass its cap (submit it first), or -ENOSPC when the
+ * backing file is.
  */
 extern int tier_batch_add (struct tier *tier, struct tier_batch *batch,
                            uint32_t cookie, const void *data, uint32_t length,

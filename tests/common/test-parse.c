@@ -38,6 +38,36 @@ test_size (void)
 }
 
 static void
+test_size_or_zero (void)
+{
+  static const struct { const char *s; uint64_t bytes; } good[] = {
+    { "0", 0 }, { "0K", 0 }, { "8K", 8192 }, { "8192", 8192 },
+    { "400M", 400 << 20 }, { "128T", 1ull << 47 },
+  };
+  static const char *const bad[] = {
+    "1", "8191", "128TiBx", "140737488355329", "129T", "16E", "-8K", "",
+  };
+  const char *why;
+  uint64_t bytes;
+
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+    ok (parse_size_or_zero (good[i].s, 8192, 1ull << 47, &bytes, &why) == 0
+        && bytes == good[i].bytes, "0 or 8K..128T: \"%s\" is %llu bytes",
+        good[i].s, (unsigned long long) good[i].bytes);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    why = NULL;
+    bytes = 7;
+    ok (parse_size_or_zero (bad[i], 8192, 1ull << 47, &bytes, &why) == -1
+        && why && *why && bytes == 7,
+        "0 or 8K..128T: \"%s\" is refused, the value untouched (%s)", bad[i],
+        why ? why : "no reason");
+  }
+  parse_size_or_zero ("1", 8192, 1ull << 47, &bytes, &why);
+  ok (strcmp (why, "size out of range (0, or 8K..128T)") == 0,
+      "the reason gives the range with suffixes (%s)", why);
+}
+
+static void
 test_percent (void)
 {
   const char *why;
@@ -137,6 +167,7 @@ int
 main (void)
 {
   test_size ();
+  test_size_or_zero ();
   test_percent ();
   test_integers ();
   test_yes_no ();

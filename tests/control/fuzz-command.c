@@ -67,10 +67,18 @@ the_control (void)
 static void
 check_settings (void)
 {
+  struct store_writeback_budget budget;
   struct store_stats s;
 
   store_stats (store, &s);
+  store_get_writeback_budget (store, &budget);
   if ((s.pool_limit_bytes && s.pool_limit_bytes < STORE_MIN_POOL_LIMIT_BYTES)
+      || (budget.limit_bytes_per_day
+          && budget.limit_bytes_per_day < STORE_MIN_WRITEBACK_BUDGET_BYTES)
+      || budget.limit_bytes_per_day > STORE_MAX_WRITEBACK_BUDGET_BYTES
+      || (budget.burst_bytes
+          && budget.burst_bytes < STORE_MIN_WRITEBACK_BUDGET_BYTES)
+      || budget.burst_bytes > STORE_MAX_WRITEBACK_BUDGET_BYTES
       || store_get_idle_writeback (store) > STORE_MAX_IDLE_WRITEBACK_S
       || store_get_accept_threshold (store) > 100
       || store_get_writeback_batch (store) > STORE_MAX_WRITEBACK_BATCH) {

@@ -2,8 +2,8 @@
  * store: the replies are valid JSON with the documented members, the
  * numbers match what was written, compact frees a fragmented pool, set and
  * get round-trip, bad input of every kind gets an error reply and
- * changes nothing, and a writeback stopped by a full backing file still
- * reports what it wrote.
+ * changes nothing, and a writeback stopped by a full backing file or by
+ * the writeback budget still reports what it wrote.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -130,8 +130,8 @@ test_help (void)
   json_object *o = execute ("help");
 
   ok (is_ok (o) && json_object_array_length (get (o, "commands")) == 8
-      && json_object_array_length (get (o, "settings")) == 6,
-      "help lists 8 commands and 6 settings");
+      && json_object_array_length (get (o, "settings")) == 8,
+      "help lists 8 commands and 8 settings");
   json_object_put (o);
 }
 
@@ -147,6 +147,7 @@ test_stats (void)
     "compression_ratio", "effective_ratio", "read_requests", "read_mean_us",
     "read_p50_us", "read_p99_us", "write_requests", "write_p50_us",
     "write_p99_us", "trim_requests", "trim_p50_us", "trim_p99_us",
+    "writeback_limit_bytes", "writeback_budget_bytes", "writeback_budget_stops",
   };
   unsigned char page[CSWAP_PAGE_SIZE];
   json_object *o = execute ("stats"), *options;
@@ -282,12 +283,15 @@ test_settings (void)
     { "set level 99", "levels are" },
     { "set level x", "level" },
     { "get bogus", "unknown key" },
+    { "set writeback-limit 4095", "size out of range (0, or 8K..128T)" },
+    { "set writeback-burst 129T", "size out of range (0, or 8K..128T)" },
+    { "set writeback-limit 1M", "the store refused" },  /* no backing file */
   };
   json_object *o = execute ("get");
   char *before;
 
-  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 6,
-      "get with no key lists the 6 settings");
+  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 8,
+      "get with no key lists the 8 settings");
   json_object_put (o);
   expect_setting ("set pool-limit 8M", "pool-limit", "8388608");
   expect_setting ("set level 5", "level", "5");
@@ -397,35 +401,61 @@ test_bad_input (void)
   free (line);
 }
 
-/* A writeback that a full backing file stops reports what it did write,
- * in its error reply's members and in its message.
+/* The tests of a backing file swap in a store with one, of
+ * BACKING_BYTES, holding PAGES pages made from SEED up, and its control;
+ * put_back_store() ends it.
  */
-static void
-test_writeback_stopped (void)
-{
-  struct store *saved_store = store;
-  struct control *saved_control = control;
-  unsigned char page[CSWAP_PAGE_SIZE];
-  struct store_stats stats;
-  char path[64];
+static struct store *main_store;
+static struct control *main_control;
+static char backing_path[64];
 
-  snprintf (path, sizeof path, "/var/tmp/cswap-test-command.%d", (int) getpid ());
+static void
+use_backing_store (uint64_t backing_bytes, uint64_t pages, uint64_t seed)
+{
+  unsigned char page[CSWAP_PAGE_SIZE];
   struct store_config config = {
     .size_bytes = DEVICE_BYTES,
     .codec = { CODEC_ZSTD, codec_default_level (CODEC_ZSTD) },
-    .backing_path = path,
-    .backing_size_bytes = 4 << 20,      /* far less than the pages */
+    .backing_path = backing_path,
+    .backing_size_bytes = backing_bytes,
   };
+
+  snprintf (backing_path, sizeof backing_path, "/var/tmp/cswap-test-command.%d",
+            (int) getpid ());
+  main_store = store;
+  main_control = control;
   store = store_create (&config);
   if (store == NULL)
     tap_bail_out ("store_create: %s", store_create_error ());
   control = control_create (store);
   if (control == NULL)
     tap_bail_out ("control_create: %m");
-  for (uint64_t p = 0; p < DEVICE_BYTES / CSWAP_PAGE_SIZE; p++) {
-    make_page (page, p + 1000);
+  for (uint64_t p = 0; p < pages; p++) {
+    make_page (page, p + seed);
     write_page (p, page);
   }
+}
+
+static void
+put_back_store (void)
+{
+  control_destroy (control);
+  store_destroy (store);
+  unlink (backing_path);
+  store = main_store;
+  control = main_control;
+}
+
+/* A writeback that a full backing file stops reports what it did write,
+ * in its error reply's members and in its message.
+ */
+static void
+test_writeback_stopped (void)
+{
+  struct store_stats stats;
+
+  use_backing_store (4 << 20,   /* far less than the pages */
+                     DEVICE_BYTES / CSWAP_PAGE_SIZE, 1000);
   json_object *o = execute ("writeback");
   store_stats (store, &stats);
   ok (is_error (o, "writeback stopped after") && get_uint (o, "batches") > 0
@@ -437,11 +467,41 @@ test_writeback_stopped (void)
       (unsigned long long) get_uint (o, "batches"),
       (unsigned long long) stats.tiered_pages);
   json_object_put (o);
-  control_destroy (control);
-  store_destroy (store);
-  unlink (path);
-  store = saved_store;
-  control = saved_control;
+  put_back_store ();
+}
+
+/* The writeback budget: set and got as sizes, and a writeback it stops
+ * says so, in its message and its counts.
+ */
+static void
+test_writeback_budget (void)
+{
+  use_backing_store (64 << 20, 1024, 2000);
+  expect_setting ("set writeback-limit 0", "writeback-limit", "0");
+  expect_setting ("set writeback-burst 64K", "writeback-burst", "65536");
+  expect_setting ("set writeback-limit 1G", "writeback-limit", "1073741824");
+  json_object *o = execute ("writeback");
+  ok (is_error (o, "the writeback budget is spent")
+      && get_uint (o, "pages_written") > 0,
+      "writeback stopped by the budget says so, after %llu pages",
+      (unsigned long long) get_uint (o, "pages_written"));
+  json_object_put (o);
+  o = execute ("stats");
+  ok (get_uint (o, "writeback_limit_bytes") == 1 << 30
+      && get_uint (o, "writeback_budget_bytes") < 8192
+      && get_uint (o, "writeback_budget_stops") == 1
+      && get_uint (o, "written_back_bytes") <= 65536,
+      "stats: the limit, %llu bytes left, 1 stop, %llu bytes written",
+      (unsigned long long) get_uint (o, "writeback_budget_bytes"),
+      (unsigned long long) get_uint (o, "written_back_bytes"));
+  json_object_put (o);
+  o = execute ("metrics");
+  const char *text = json_object_get_string (get (o, "metrics"));
+  ok (text && strstr (text, "\ncswap_writeback_budget_stops_total 1\n")
+      && strstr (text, "\ncswap_writeback_limit_bytes 1073741824\n"),
+      "metrics: the limit and the stops");
+  json_object_put (o);
+  put_back_store ();
 }
 
 int
@@ -467,6 +527,7 @@ main (void)
   test_metrics ();
   test_bad_input ();
   test_writeback_stopped ();
+  test_writeback_budget ();
 
   control_destroy (control);
   store_destroy (store);

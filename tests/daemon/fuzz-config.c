@@ -41,6 +41,14 @@ terminated (const char *buffer, size_t size)
   return memchr (buffer, '\0', size) != NULL;
 }
 
+/* A writeback-limit or writeback-burst the store takes. */
+static bool
+budget_bytes_valid (uint64_t bytes)
+{
+  return bytes == 0 || (bytes >= STORE_MIN_WRITEBACK_BUDGET_BYTES
+                        && bytes <= STORE_MAX_WRITEBACK_BUDGET_BYTES);
+}
+
 /* What an accepted file must have left in OPTIONS and SERVICE. */
 static void
 check_accepted (const struct cswap_options *o, const struct cswap_service *s)
@@ -60,6 +68,8 @@ check_accepted (const struct cswap_options *o, const struct cswap_service *s)
       || c->idle_writeback_seconds > STORE_MAX_IDLE_WRITEBACK_S
       || c->auto_compact_percent > 100
       || (c->pool_limit_bytes && c->pool_limit_bytes < STORE_MIN_POOL_LIMIT_BYTES)
+      || !budget_bytes_valid (c->writeback_budget.limit_bytes_per_day)
+      || !budget_bytes_valid (c->writeback_budget.burst_bytes)
       || o->ctl.allowed_uid < -1 || o->ctl.allowed_uid >= UINT32_MAX)
     fail ("accepted a number out of range", NULL);
   if (!terminated (o->backing_path, sizeof o->backing_path)

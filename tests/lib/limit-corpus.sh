@@ -19,11 +19,12 @@ values=(0 1 2147483647 2147483648 4294967295 4294967296
 
 config_keys=(size level pool-limit huge-threshold max-zspage-pages
              backing-size reserve accept-threshold writeback-batch
-             idle-writeback compact-threshold ctl-uid priority ladder-step)
+             idle-writeback writeback-limit writeback-burst compact-threshold
+             ctl-uid priority ladder-step)
 # Commands and their numeric arguments, the number last.
 commands=("set pool-limit" "set level" "set accept-threshold"
-          "set writeback-batch" "set idle-writeback" "writeback idle="
-          "writeback max=")
+          "set writeback-batch" "set idle-writeback" "set writeback-limit"
+          "set writeback-burst" "writeback idle=" "writeback max=")
 
 config_dir=tests/daemon/fuzz-config-corpus
 command_dir=tests/control/fuzz-corpus

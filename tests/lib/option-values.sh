@@ -11,8 +11,10 @@ declare -A good=(
   [size]=1G [codec]=lz4 [level]=3 [pool-limit]=25% [huge-threshold]=3000
   [max-zspage-pages]=4 [backing]=$option_dir/backing [backing-size]=64M
   [backing-prealloc]=no [backing-encrypt]=no [accept-threshold]=80 [writeback-batch]=32
-  [idle-writeback]=60 [read-writeback]=yes [ctl]=none [ctl-uid]=1000 [reserve]=4M
-  [lock-memory]=no [compact]=off [compact-threshold]=25 [transport]=classic
+  [idle-writeback]=60 [writeback-limit]=400M [writeback-burst]=64M
+  [read-writeback]=yes [ctl]=none [ctl-uid]=1000 [reserve]=4M
+  [lock-memory]=no [core-dump]=yes [compact]=off [compact-threshold]=25
+  [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
   [ladder-step]=32M [halt-poll]=keep [min-free]=keep [zswap]=keep
 )
@@ -23,9 +25,12 @@ declare -A bad=(
   [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
   [backing-encrypt]="perhaps|yes or no"
   [accept-threshold]="0|" [writeback-batch]="257|" [idle-writeback]="-1|"
+  [writeback-limit]="4095|size out of range .0, or 8K..128T"
+  [writeback-burst]="129T|size out of range .0, or 8K..128T"
   [read-writeback]="often|yes or no"
   [ctl]="|" [ctl-uid]="root|" [reserve]="8X|suffix"
-  [lock-memory]="maybe|yes or no" [compact]="sometimes|auto or off"
+  [lock-memory]="maybe|yes or no" [core-dump]="always|yes or no"
+  [compact]="sometimes|auto or off"
   [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
   [frontend]="tcp|fuse or nbd"
   [priority]="40000|" [mountpoint]="relative/path|absolute"

@@ -1,0 +1,22 @@
+# cswap: sourced by tests that look at a daemon's anonymous mappings in
+# /proc/PID/smaps: which are left out of core dumps (VmFlags dd) and
+# which are locked (Locked:, VmFlags lo).
+# shellcheck shell=bash
+
+# smaps_anonymous PID: one line per anonymous mapping of PID (no file, no
+# [heap] or [stack]): "SIZE_KB RSS_KB LOCKED_KB VMFLAG…".
+smaps_anonymous () {
+  awk '
+    /^[0-9a-f]+-[0-9a-f]+ / { anonymous = NF == 5; next }
+    $1 == "Size:" { size = $2 }
+    $1 == "Rss:" { rss = $2 }
+    $1 == "Locked:" { locked = $2 }
+    $1 == "VmFlags:" && anonymous { $1 = ""; print size, rss, locked $0 }
+  ' "/proc/$1/smaps"
+}
+
+# smaps_undumped_rss_kb PID: the resident kB of PID's anonymous mappings
+# that a core dump leaves out (MADV_DONTDUMP).
+smaps_undumped_rss_kb () {
+  smaps_anonymous "$1" | awk '/ dd( |$)/ { kb += $2 } END { print kb + 0 }'
+}
