@@ -129,7 +129,7 @@ static const struct field fields[] = {
     "Compactions run because freeable pool pages passed compact-threshold." },
   { "pressure_compactions", COUNTER, S (store.pressure_compactions),
     "Compactions run on a PSI memory-pressure event (the kernel's shrinker, for zram)." },
-  { "last_auto_compaction_time_seconds", GAUGE, S (store.last_auto_compaction_unix),
+  { "last_auto_compaction_time_seconds", GAUGE, S (store.last_auto_compaction_time_seconds),
     "When the last automatic compaction ran (Unix time, 0: never)." },
   { "psi_trigger", GAUGE, S (store.psi_trigger),
     "1 when memory-pressure events from PSI are watched, 0 when the timer alone runs." },

@@ -251,7 +251,7 @@ auto_compact_stats (struct auto_compact *a, struct store_stats *s)
   s->auto_compactions = atomic_load_explicit (&a->runs, memory_order_relaxed);
   s->pressure_compactions = atomic_load_explicit (&a->pressure_runs,
                                                   memory_order_relaxed);
-  s->last_auto_compaction_unix
+  s->last_auto_compaction_time_seconds
     = atomic_load_explicit (&a->last_run_unix, memory_order_relaxed);
   s->psi_trigger = atomic_load (&a->running) && a->psi_fd != -1;
 }

@@ -9,17 +9,10 @@
 
 #include "counter.h"
 
+/* One atomic for each STORE_STAT_COUNTED row of store-stats.def. */
 struct store_counters {
-  atomic_uint_fast64_t same_filled_pages, huge_pages, compressed_pages;
-  atomic_uint_fast64_t tiered_pages;
-  atomic_uint_fast64_t compressed_bytes;
-  atomic_uint_fast64_t reads, writes, trims;
-  atomic_uint_fast64_t failed_writes, read_errors, pool_limit_hits;
-  atomic_uint_fast64_t written_back_pages, written_back_reads;
-  atomic_uint_fast64_t read_pages_written_back;
-  atomic_uint_fast64_t writes_waited, segments_cleaned;
-  atomic_uint_fast64_t writeback_budget_stops;
-  atomic_uint_fast64_t pool_peak_bytes;
+#define STORE_STAT_COUNTED(name, kind, line, help) atomic_uint_fast64_t name;
+#include "store-stats.def"
 };
 
 #endif /* CSWAP_STORE_COUNTERS_H */
