@@ -8,11 +8,12 @@
 # For each DEVICE: a 256 MiB VM (tests/vm/cswap-vm) with no cgroup runs
 # fill-check, which fills 1.5 times the VM's RAM and checks every block's
 # SHA-256 twice, on that device alone.  Checks: the workload completed
-# (its own check passed), the guest kernel reported no hung task, and the
-# daemon was still alive.  Each VM is bounded ($VM_TEST_TIMEOUT_S, 400 s
-# by default); the VM is thrown away after, with everything in it, so the
-# host's swap is never touched.  Skips where cswap-vm skips (no root, no
-# qemu, no Debian kernel, no busybox).
+# (its own check passed), the guest kernel reported no hung task, the
+# daemon was still alive, and for up-* that `cswap down` took it down.
+# Each VM is bounded ($VM_TEST_TIMEOUT_S, 400 s by default); the VM is
+# thrown away after, with everything in it, so the host's swap is never
+# touched.  Skips where cswap-vm skips (no root, no qemu, no Debian
+# kernel, no busybox).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/tap.sh
@@ -59,6 +60,9 @@ for device in "$@"; do
     zram-*) ;;
     *) check "$device: the daemon is still serving at the end" \
          test "$(field daemon_alive "$line" 2>/dev/null)" = True ;;
+  esac
+  case $device in
+    up-*) check "$device: cswap down took it all down" grep -q '^cswap: down$' "$line" ;;
   esac
   if [ "$vm_rc" = 124 ]; then
     # What the guest's kernel said of its blocked tasks, for the log.
