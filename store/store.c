@@ -158,8 +158,6 @@ store_create (const struct store_config *config)
     return NULL;
   }
   store_set_pool_limit (store, config->pool_limit_bytes);
-  store->compact_hook = config->compact_hook;
-  store->compact_hook_arg = config->compact_hook_arg;
   store->deferred = deferred_create (store);
   store->auto_compact = auto_compact_create (
     store, config->auto_compact_off ? 0
@@ -868,8 +866,6 @@ store_request_latency (struct store *store, enum store_request kind,
 int
 store_compact (struct store *store, struct zs_compact_result *result)
 {
-  if (store->compact_hook)
-    store->compact_hook (store->compact_hook_arg);
   return zs_compact (store->pool, result) == 0 ? 0 : -errno;
 }
 

@@ -78,12 +78,6 @@ struct store_config {
    */
   bool auto_compact_off;
   unsigned auto_compact_percent;
-  /* Test only: called before every compaction the store runs, on the
-   * thread that runs it (a seam through which a test makes compaction
-   * slow).  NULL in the daemon.
-   */
-  void (*compact_hook) (void *arg);
-  void *compact_hook_arg;
   /* Test only: the writeback budget's clock, in nanoseconds, so that a
    * test refills the budget without waiting.  NULL (the daemon):
    * CLOCK_MONOTONIC.
