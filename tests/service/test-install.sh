@@ -79,6 +79,13 @@ check "the test build cswap-fuse-faults has both fault switches" \
   eval '[[ $(strings "$CSWAP_BUILD_ROOT/daemon/cswap-fuse-faults" |
              grep -Eo "$fault_switches" | sort -u | wc -l) -eq 2 ]]'
 
+# The plugin exports what nbdkit looks up, plugin_init, and nothing else
+# (-fvisibility=hidden and --exclude-libs, daemon/meson.build).
+exports=$(nm -D --defined-only "$dest$plugindir/nbdkit-cswap-plugin.so" |
+            awk '{ print $NF }' | tr '\n' ' ')
+check "the installed plugin exports only plugin_init (nm -D: ${exports% })" \
+  test "$exports" = "plugin_init "
+
 # bash-completion sources a command's file alone: cswapctl's must find the
 # helpers in cswap's, beside it.
 check "the installed cswapctl completion loads on its own" \
