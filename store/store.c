@@ -160,7 +160,7 @@ store_create (const struct store_config *config)
   store_set_pool_limit (store, config->pool_limit_bytes);
   store->deferred = deferred_create (store);
   store->auto_compact = auto_compact_create (
-    store, config->auto_compact_off ? 0
+    store, config->manual_compaction ? 0
     : config->auto_compact_percent ? config->auto_compact_percent
     : DEFAULT_AUTO_COMPACT_PERCENT);
   if (store->deferred == NULL || store->auto_compact == NULL) {
@@ -179,7 +179,7 @@ store_create (const struct store_config *config)
       .path = config->backing_path,
       .size_bytes = config->backing_size_bytes,
       .thin = config->backing_thin,
-      .encrypt = !config->backing_encrypt_off,
+      .encrypt = !config->backing_in_clear,
     };
     const char *why;
     store->tier = tier_open (&tier_config, &why);

@@ -402,7 +402,7 @@ test_auto_compact (void)
     diag ("no writable /proc/pressure/memory: the PSI trigger is not tested");
   store_destroy (store);
 
-  config.auto_compact_off = true;
+  config.manual_compaction = true;
   store = store_create (&config);
   before = fragment_pool (store, pages);
   store_start_background (store);
