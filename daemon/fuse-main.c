@@ -50,6 +50,7 @@
 #include "fuse-uring.h"
 #include "options.h"
 #include "parse.h"
+#include "program-message.h"
 #include "stop-signals.h"
 #include "swap-users.h"
 
@@ -424,11 +425,9 @@ report_error (const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf (stderr, "%s: ", PROGRAM_NAME);
   va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
+  program_message_v (PROGRAM_NAME, fmt, ap);
   va_end (ap);
-  fputc ('\n', stderr);
 }
 
 static bool
