@@ -53,8 +53,6 @@ struct store {
   struct auto_compact *auto_compact;    /* the compaction thread */
   struct store_counters count;
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];
-  void (*compact_hook) (void *arg);     /* store_config's test seam */
-  void *compact_hook_arg;
 };
 
 static inline void

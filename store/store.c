@@ -158,11 +158,9 @@ store_create (const struct store_config *config)
     return NULL;
   }
   store_set_pool_limit (store, config->pool_limit_bytes);
-  store->compact_hook = config->compact_hook;
-  store->compact_hook_arg = config->compact_hook_arg;
   store->deferred = deferred_create (store);
   store->auto_compact = auto_compact_create (
-    store, config->auto_compact_off ? 0
+    store, config->manual_compaction ? 0
     : config->auto_compact_percent ? config->auto_compact_percent
     : DEFAULT_AUTO_COMPACT_PERCENT);
   if (store->deferred == NULL || store->auto_compact == NULL) {
@@ -181,7 +179,7 @@ store_create (const struct store_config *config)
       .path = config->backing_path,
       .size_bytes = config->backing_size_bytes,
       .thin = config->backing_thin,
-      .encrypt = !config->backing_encrypt_off,
+      .encrypt = !config->backing_in_clear,
     };
     const char *why;
     store->tier = tier_open (&tier_config, &why);
@@ -868,8 +866,6 @@ store_request_latency (struct store *store, enum store_request kind,
 int
 store_compact (struct store *store, struct zs_compact_result *result)
 {
-  if (store->compact_hook)
-    store->compact_hook (store->compact_hook_arg);
   return zs_compact (store->pool, result) == 0 ? 0 : -errno;
 }
 
