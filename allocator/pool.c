@@ -1,6 +1,6 @@
 /* cswap allocator: the pool, its memory and its zspage ids.
  *
- * A pool reserves its whole address space up front, sized from
+ * A pool maps its whole address space up front, sized from
  * config.max_objects (see zs-internal.h for the layout), so that a zspage
  * never needs a mapping of its own and a handle turns into an address with
  * one multiply.  MAP_NORESERVE: nothing is committed or resident until a
@@ -34,10 +34,11 @@
 #define ZS_SPARE_ZSPAGES 64
 
 /* BYTES of address space at AT (NULL: where the kernel chooses; else
- * over what is there), nothing committed until touched.
+ * over what is there), nothing committed until touched.  (Not the
+ * reserve, reserve.c's warm zspages: this is only address space.)
  */
 static void *
-reserve (void *at, size_t bytes)
+map_uncommitted (void *at, size_t bytes)
 {
   void *p = mmap (at, bytes, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
@@ -71,7 +72,7 @@ release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
     return;
   if (madvise (base, bytes, MADV_DONTNEED_LOCKED) == 0 || errno != EINVAL)
     return;
-  if (reserve (base, bytes))
+  if (map_uncommitted (base, bytes))
     madvise (base, bytes, MADV_DONTDUMP);
 }
 
@@ -141,8 +142,8 @@ zs_pool_create (const struct zs_pool_config *config)
   /* + 1: id 0 is never used. */
   pool->zspage_area_bytes = (capacity + 1) * pool->zspage_stride_bytes;
   pool->zspages_bytes = (capacity + 1) * sizeof (struct zspage);
-  pool->zspage_area = reserve (NULL, pool->zspage_area_bytes);
-  pool->zspages = reserve (NULL, pool->zspages_bytes);
+  pool->zspage_area = map_uncommitted (NULL, pool->zspage_area_bytes);
+  pool->zspages = map_uncommitted (NULL, pool->zspages_bytes);
   if (pool->zspage_area == NULL || pool->zspages == NULL
       || madvise (pool->zspage_area, pool->zspage_area_bytes,
                   MADV_DONTDUMP) == -1) {

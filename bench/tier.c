@@ -66,7 +66,7 @@ run (const struct pagefile *pf, uint64_t pages, unsigned batch, bool encrypt,
     .backing_path = path,
     .backing_size_bytes = (pages * CSWAP_PAGE_SIZE + (64u << 20)) & ~((1u << 20) - 1),
     .writeback_batch_pages = batch,
-    .backing_encrypt_off = !encrypt,
+    .backing_in_clear = !encrypt,
   };
   struct store *store = store_create (&config);
   struct store_writeback_result wb;

@@ -9,15 +9,17 @@
  * reply (or returns fail (...)) and add a row to commands[]; `help` and
  * the argument count checks come with the row.
  *
- * Adding a setting for get/set (the tier's accept-threshold,
- * writeback-batch, idle-writeback, writeback-limit, writeback-burst): add
- * a row to settings[] with a get_NAME() that writes the current value as
- * one JSON member and a set_NAME() that parses the value and applies it,
- * or returns an error and changes nothing.  Both run under control->lock,
- * so a set is never interleaved with another set or get.  A setting that
- * needs the tier reaches it through struct control (internal.h), which
- * gets a field for it.  `writeback` is answered by run_writeback(), which
- * the tier replaces.
+ * Adding a setting for get/set (they are the store's: pool-limit, codec,
+ * level, and writeback's accept-threshold, writeback-batch,
+ * idle-writeback, writeback-limit, writeback-burst): add a row to
+ * settings[] with a get_NAME() that writes the current value as one JSON
+ * member and a set_NAME() that parses the value and applies it through a
+ * store_set_*() call, or returns an error and changes nothing.  A setting
+ * kept by the store as an unsigned number with its own range only needs
+ * a row in unsigned_settings[] too, and get_unsigned/set_unsigned.  Both
+ * run under control->lock, so a set is never interleaved with another set
+ * or get.  `writeback [idle=SECONDS] [max=PAGES] [huge]` is a command, not
+ * a setting: run_writeback() asks the store for one writeback now.
  *
  * Lock order: common/lock-order.h.
  */
@@ -31,8 +33,8 @@
 #include "internal.h"
 #include "parse.h"
 
-/* Most words on a line: the longest command, `set KEY VALUE`, has three;
- * room for the tier's future writeback arguments.
+/* Most words on a line, more than any command needs (`writeback` with
+ * each of its arguments has four): a longer line is refused.
  */
 #define MAX_WORDS 8
 /* Most bytes of a client's input quoted back in an error. */
@@ -176,7 +178,7 @@ set_level (struct control *control, const char *key,
 }
 
 /* A setting kept as an unsigned number by the store, with the store's
- * own range check: the three tier settings.
+ * own range check: three of writeback's.
  */
 struct unsigned_setting {
   const char *key;

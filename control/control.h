@@ -7,10 +7,11 @@
  *  - the dispatcher (command.c, json.c, metrics.c): control_execute()
  *    takes one command line and returns one JSON reply line;
  *  - the server (server.c): the socket, its one poll() thread, peer
- *    credentials, limits and timeouts.  Both front ends call the same
- *    three functions: control_server_open() before they fork or
- *    daemonize (so errors still reach the terminal), control_server_start()
- *    after (threads do not survive a fork), control_server_stop() at exit.
+ *    credentials, limits and timeouts.  Three calls, made for both
+ *    front ends by daemon/daemon-life.c: control_server_open() before
+ *    they fork or daemonize (so errors still reach the terminal),
+ *    control_server_start() after (threads do not survive a fork),
+ *    control_server_stop() at exit.
  *
  * The protocol (man/cswapctl.8): one command per line, one reply per line,
  * a JSON object {"ok":true,...} or {"ok":false,"error":"..."}.

@@ -9,17 +9,16 @@
 
 #include "cswapctl.h"
 #include "page.h"
+#include "program-message.h"
 
 void
 die (int status, const char *fmt, ...)
 {
   va_list ap;
 
-  fprintf (stderr, "%s: ", PROGRAM_NAME);
   va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
+  program_message_v (PROGRAM_NAME, fmt, ap);
   va_end (ap);
-  fputc ('\n', stderr);
   exit (status);
 }
 

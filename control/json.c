@@ -26,7 +26,7 @@ json_free (struct json *j)
  * that a reply costs a handful of reallocs, never more than the limit.
  */
 static bool
-reserve (struct json *j, size_t n)
+make_room (struct json *j, size_t n)
 {
   size_t need = j->len + n + 1, capacity;
   char *data;
@@ -57,7 +57,7 @@ reserve (struct json *j, size_t n)
 static void
 put (struct json *j, const char *s, size_t n)
 {
-  if (reserve (j, n)) {
+  if (make_room (j, n)) {
     memcpy (j->data + j->len, s, n);
     j->len += n;
     j->data[j->len] = '\0';

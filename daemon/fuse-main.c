@@ -19,7 +19,9 @@
  *
  * Everything that can fail runs before fuse_daemonize(), so that errors
  * still reach the terminal, and the cheap checks (arguments, mount point)
- * run before the store is made.
+ * run before the store is made.  The store, the control socket and the
+ * threads come and go as in the nbdkit plugin (daemon-life.h); the mount
+ * and the transport are this file's.
  *
  * Locking: none.  main() is single-threaded until serving starts, and
  * the serving threads (libfuse's workers, or fuse-raw-serve.c's, all
@@ -31,6 +33,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,15 +44,13 @@
 
 #include "cleanup.h"
 #include "config-file.h"
-#include "control.h"
-#include "memory-safety.h"
+#include "daemon-life.h"
 #include "fuse-ops.h"
 #include "fuse-raw-serve.h"
 #include "fuse-uring.h"
 #include "options.h"
 #include "parse.h"
-#include "service-notify.h"
-#include "stats-line.h"
+#include "program-message.h"
 #include "stop-signals.h"
 #include "swap-users.h"
 
@@ -417,6 +418,18 @@ choose_raw_transport (enum fuse_transport_choice choice)
   return 0;
 }
 
+/* daemon-life.h's error report: "cswap-fuse: MESSAGE" on stderr. */
+__attribute__ ((format (printf, 1, 2)))
+static void
+report_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  program_message_v (PROGRAM_NAME, fmt, ap);
+  va_end (ap);
+}
+
 static bool
 session_exited (void *session)
 {
@@ -463,10 +476,10 @@ main (int argc, char *argv[])
   struct device device = { 0 };
   struct fuse_session *session = NULL;
   struct raw_server *raw_server = NULL;
-  struct control_server *control = NULL;
+  struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
   bool mounted = false, handling_signals = false;
   int status = EXIT_FAILURE, raw;
-  const char *why, *warning;
+  const char *why;
   char swap_file[PATH_MAX];
 
   if (argc >= 2 && (strcmp (argv[1], "--check-config") == 0
@@ -521,22 +534,12 @@ main (int argc, char *argv[])
                               &device);
   if (session == NULL)
     goto out;
-  /* Before the store holds anything; fuse_daemonize()'s child inherits it. */
-  if (!cl.device.core_dump)
-    memory_safety_forbid_core_dumps ();
-  device.store = store_create (&cl.device.store);
-  if (device.store == NULL) {
-    fprintf (stderr, "%s: creating the store: %s\n", PROGRAM_NAME,
-             store_create_error ());
+  /* The store and the control socket; fuse_daemonize()'s child inherits
+   * them, and the core dump settings.
+   */
+  if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
-  }
-  if (control_server_open (&cl.device.ctl, PROGRAM_NAME, device.store,
-                           &control, &warning, &why) == -1) {
-    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
-    goto out;
-  }
-  if (warning)
-    fprintf (stderr, "%s: warning: %s\n", PROGRAM_NAME, warning);
+  device.store = life.store;
   if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
@@ -557,44 +560,28 @@ main (int argc, char *argv[])
   if (fuse_daemonize (fuse.foreground) == -1)
     goto out;
   /* After fuse_daemonize(): neither threads nor memory locks survive its
-   * fork.  Failing to lock is a warning, not a reason to serve nothing.
+   * fork.  The file is mounted and the loop about to serve: READY=1.
    */
-  if (cl.device.lock_memory)
-    memory_safety_setup ();
-  int r = store_start_background (device.store);
-  if (r) {
-    fprintf (stderr, "%s: starting the store's threads, locking its key: %s\n",
-             PROGRAM_NAME, strerror (-r));
+  if (daemon_start_after_fork (&life) == -1)
     goto out;
-  }
-  if (control_server_start (control) == -1) {
-    fprintf (stderr, "%s: starting the control thread: %m\n", PROGRAM_NAME);
-    goto out;
-  }
-  /* The file is mounted and the loop about to serve: READY=1. */
-  if (service_notify_start (device.store) == -1) {
-    fprintf (stderr, "%s: starting the notify thread: %m\n", PROGRAM_NAME);
-    goto out;
-  }
 
   if (raw_server ? raw_server_run (raw_server, session_exited, session) == 0
                  : serve_classic (session, &fuse, cl.max_threads) == 0)
     status = EXIT_SUCCESS;
 
  out:
+  /* No thread serves the file any more: the store can go, before the
+   * mount, which nothing reads now.
+   */
   raw_server_close (raw_server);
-  service_notify_stop ();
-  control_server_stop (control);
+  daemon_stop (&life);
+  device.store = NULL;
   if (mounted)
     fuse_session_unmount (session);
   if (handling_signals)
     stop_signals_ignore ();
   if (session)
     fuse_session_destroy (session);
-  if (device.store) {
-    stats_line_print (stderr, device.store);
-    store_destroy (device.store);
-  }
   free (fuse.mountpoint);
   fuse_opt_free_args (&args);
   return status;

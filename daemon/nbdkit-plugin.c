@@ -5,11 +5,12 @@
  * connection's), so multi-conn is safe: every connection sees every write
  * at once, and flush has nothing to do because memory is the medium.
  *
- * Set-up that can fail (making the store) happens in .get_ready, where an
- * error still reaches the user before nbdkit starts serving (the control
- * socket is made there too); background threads (the control socket's)
- * start in .after_fork, because nbdkit forks after .get_ready when it
- * daemonizes or runs --run, and threads do not survive a fork.
+ * Start-up and shutdown are cswap-fuse's too (daemon-life.h): set-up that
+ * can fail (the store, the control socket) runs in .get_ready, where an
+ * error still reaches the user before nbdkit starts serving; threads and
+ * memory locks in .after_fork, because nbdkit forks after .get_ready when
+ * it daemonizes or runs --run, and neither survives a fork; the rest in
+ * .unload.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,20 +20,18 @@
 #include <nbdkit-plugin.h>
 
 #include "config-file.h"
-#include "control.h"
+#include "daemon-life.h"
 #include "full-warning.h"
 #include "memory-safety.h"
 #include "monotonic.h"
 #include "options.h"
 #include "page.h"
 #include "parent-death.h"
-#include "service-notify.h"
-#include "stats-line.h"
 #include "store.h"
 
 static struct cswap_options options;
-static struct store *store;
-static struct control_server *control; /* NULL: no control socket */
+/* life.store is the device, made in .get_ready. */
+static struct daemon_life life = { .name = "cswap", .error = nbdkit_error };
 
 static void
 cswap_load (void)
@@ -49,23 +48,9 @@ cswap_load (void)
 }
 
 static void
-log_stats (void)
-{
-  /* One greppable line at exit, so that a script that stops the server
-   * can still see what was held at the end.
-   */
-  stats_line_print (stderr, store);
-}
-
-static void
 cswap_unload (void)
 {
-  service_notify_stop ();
-  control_server_stop (control);
-  if (store) {
-    log_stats ();
-    store_destroy (store);
-  }
+  daemon_stop (&life);
 }
 
 static int
@@ -105,57 +90,13 @@ cswap_config_complete (void)
 static int
 cswap_get_ready (void)
 {
-  const char *warning, *why;
-
-  /* Before the store holds anything: for the whole nbdkit process, which
-   * holds the pages too (its request buffers), and its children.
-   */
-  if (!options.core_dump)
-    memory_safety_forbid_core_dumps ();
-  store = store_create (&options.store);
-  if (store == NULL) {
-    nbdkit_error ("creating the store: %s", store_create_error ());
-    return -1;
-  }
-  /* The socket is made here, so that an error reaches the user; its
-   * thread starts in .after_fork.
-   */
-  if (control_server_open (&options.ctl, "cswap", store, &control, &warning,
-                           &why) == -1) {
-    nbdkit_error ("%s", why);
-    return -1;
-  }
-  if (warning)
-    fprintf (stderr, "cswap: warning: %s\n", warning);
-  return 0;
+  return daemon_prepare (&life, &options);
 }
 
 static int
 cswap_after_fork (void)
 {
-  int r;
-
-  /* After the fork: memory locks are not inherited by a child.  Failing
-   * to lock is a warning, not a reason to serve nothing.
-   */
-  if (options.lock_memory)
-    memory_safety_setup ();
-  r = store_start_background (store);
-  if (r) {
-    nbdkit_error ("starting the store's threads, locking its key: %s",
-                  strerror (-r));
-    return -1;
-  }
-  if (control_server_start (control) == -1) {
-    nbdkit_error ("starting the control thread: %m");
-    return -1;
-  }
-  /* Under systemd: READY=1 (nbdkit listens already), STATUS=, WATCHDOG=1. */
-  if (service_notify_start (store) == -1) {
-    nbdkit_error ("starting the notify thread: %m");
-    return -1;
-  }
-  return 0;
+  return daemon_start_after_fork (&life);
 }
 
 static void
@@ -179,7 +120,7 @@ static int64_t
 cswap_get_size (void *handle)
 {
   (void) handle;
-  return store_size (store);
+  return store_size (life.store);
 }
 
 static int
@@ -223,7 +164,7 @@ reply (int r)
 static int
 timed_reply (enum store_request kind, uint64_t start_ns, int r)
 {
-  store_note_request (store, kind, monotonic_ns () - start_ns);
+  store_note_request (life.store, kind, monotonic_ns () - start_ns);
   return reply (r);
 }
 
@@ -236,7 +177,7 @@ cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   (void) handle;
   (void) flags;
   return timed_reply (STORE_REQUEST_READ, start_ns,
-                      store_read (store, buf, count, offset));
+                      store_read (life.store, buf, count, offset));
 }
 
 static int
@@ -247,8 +188,8 @@ cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   memory_safety_mark_io_thread ();
   (void) handle;
   (void) flags;                 /* FUA: the write is durable once stored */
-  int r = store_write (store, buf, count, offset);
-  full_warning_note (store, r);
+  int r = store_write (life.store, buf, count, offset);
+  full_warning_note (life.store, r);
   return timed_reply (STORE_REQUEST_WRITE, start_ns, r);
 }
 
@@ -260,7 +201,7 @@ cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   (void) handle;
   (void) flags;                 /* zeroing frees pages: always fast, never allocates */
   return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (store, count, offset));
+                      store_zero (life.store, count, offset));
 }
 
 static int
@@ -272,7 +213,7 @@ cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   (void) flags;
   /* Trimmed ranges read back as zeros: the same as write-zeroes. */
   return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (store, count, offset));
+                      store_zero (life.store, count, offset));
 }
 
 /* Block status (nbdinfo --map, nbdcopy): pages that read as zeros and
@@ -287,7 +228,7 @@ cswap_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
   while (count > 0) {
     bool zero;
     uint64_t length;
-    int r = store_extent (store, offset, count, &zero, &length);
+    int r = store_extent (life.store, offset, count, &zero, &length);
     if (r)
       return reply (r);
     if (nbdkit_add_extent (extents, offset, length,

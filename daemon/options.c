@@ -148,10 +148,10 @@ options_set (struct cswap_options *options, const char *key,
   else if (strcmp (key, "backing-encrypt") == 0) {
     bool encrypt;
     if (parse_yes_no (value, &encrypt, &reason) == 0)
-      c->backing_encrypt_off = !encrypt;
+      c->backing_in_clear = !encrypt;
   }
   else if (strcmp (key, "compact") == 0)
-    parse_either (value, "auto", "off", &c->auto_compact_off, &reason);
+    parse_either (value, "auto", "off", &c->manual_compaction, &reason);
   else if (strcmp (key, "compact-threshold") == 0) {
     if (parse_int64 (value, 1, 100, &number, &reason) == 0)
       c->auto_compact_percent = number;

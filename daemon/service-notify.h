@@ -6,9 +6,9 @@
  * the store succeeds: a store that deadlocks stops the pings.  Outside
  * systemd (no $NOTIFY_SOCKET) both calls do nothing.
  *
- * Call it where the front end's threads may start (cswap-fuse after the
- * mount and fuse_daemonize(), the plugin in .after_fork), and
- * service_notify_stop() before the store is destroyed.
+ * daemon_start_after_fork() calls it last, where both front ends' threads
+ * may start (daemon-life.h), and daemon_stop() calls service_notify_stop()
+ * first, before the store is destroyed.
  */
 #ifndef CSWAP_SERVICE_NOTIFY_H
 #define CSWAP_SERVICE_NOTIFY_H

@@ -1,8 +1,9 @@
 /* cswap: the one-line stats summary a front end prints when it stops.
  *
  * "cswap: stats key=value …" on one line, so that a script that stops the
- * server can grep what the store held at the end.  The control socket will
- * replace it; until then both front ends print exactly the same line.
+ * server can grep what the store held at the end, when the control
+ * socket (`cswapctl stats`) is gone with the daemon.  daemon_stop() prints
+ * it (daemon-life.h), so both front ends print exactly the same line.
  */
 #ifndef CSWAP_STATS_LINE_H
 #define CSWAP_STATS_LINE_H

@@ -28,8 +28,8 @@
  * steps.  Where PSI is missing or refuses the trigger, the timer alone runs.
  *
  * Every other compaction (store_compact, writeback's when this thread is
- * not running) goes through auto_compact_run too, so that the test seam
- * (compact_hook) sees every one.
+ * not running) goes through auto_compact_run too: the store compacts in
+ * this one place.
  *
  * Threads: this one thread; it takes no lock of the store's beyond what
  * zs_class_stats and zs_compact take.  Its own state is read by
@@ -60,8 +60,6 @@
 struct auto_compact {
   struct zs_pool *pool;         /* set at creation */
   unsigned threshold_percent;   /* set at creation; 0: only writeback's */
-  void (*hook) (void *arg);     /* set at creation; NULL in the daemon */
-  void *hook_arg;
   int stop_fd;                  /* set at creation: an eventfd, written
                                    to stop the thread */
   int request_fd;               /* set at creation: an eventfd, writeback
@@ -84,8 +82,6 @@ auto_compact_create (const struct auto_compact_config *config)
     return NULL;
   a->pool = config->pool;
   a->threshold_percent = config->threshold_percent;
-  a->hook = config->hook;
-  a->hook_arg = config->hook_arg;
   a->psi_fd = -1;
   a->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   a->request_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -224,8 +220,6 @@ auto_compact_stop (struct auto_compact *a)
 int
 auto_compact_run (struct auto_compact *a, struct zs_compact_result *result)
 {
-  if (a->hook)
-    a->hook (a->hook_arg);
   return zs_compact (a->pool, result) == 0 ? 0 : -errno;
 }
 

@@ -13,8 +13,6 @@ struct auto_compact_config {
   struct zs_pool *pool;
   /* 0 (auto-compaction off) leaves the thread only writeback's requests. */
   unsigned threshold_percent;
-  void (*hook) (void *arg);     /* store_config's compact_hook */
-  void *hook_arg;
 };
 
 struct auto_compact;

@@ -90,11 +90,9 @@ create_threads (struct store *store, const struct store_config *config)
 {
   struct auto_compact_config compact_config = {
     .pool = store->slots.pool,
-    .threshold_percent = config->auto_compact_off ? 0
+    .threshold_percent = config->manual_compaction ? 0
       : config->auto_compact_percent ? config->auto_compact_percent
       : DEFAULT_AUTO_COMPACT_PERCENT,
-    .hook = config->compact_hook,
-    .hook_arg = config->compact_hook_arg,
   };
 
   store->deferred = deferred_create (&store_deferred_ops, store);
@@ -116,7 +114,7 @@ open_backing (struct store *store, const struct store_config *config)
     .path = config->backing_path,
     .size_bytes = config->backing_size_bytes,
     .thin = config->backing_thin,
-    .encrypt = !config->backing_encrypt_off,
+    .encrypt = !config->backing_in_clear,
   };
   const char *why;
 

@@ -54,10 +54,11 @@ struct store_config {
   const char *backing_path;
   uint64_t backing_size_bytes;  /* 0: the device's or existing file's size */
   bool backing_thin;            /* no fallocate: the filesystem may fill up */
-  /* Records go to disk in the clear (tier/record.h): only for those who
-   * measured the cost of sealing them and accept the risk.
+  /* Records go to disk in the clear (tier/record.h), not sealed: only for
+   * those who measured the cost of sealing them and accept the risk
+   * (backing-encrypt=no).  False, the zero value, seals them.
    */
-  bool backing_encrypt_off;
+  bool backing_in_clear;
   unsigned accept_threshold_percent;    /* 0: 90; writeback stops below it */
   unsigned writeback_batch_pages;       /* 0: 64 */
   unsigned idle_writeback_seconds;      /* 0: off; at most STORE_MAX_IDLE_WRITEBACK_S */
@@ -73,17 +74,11 @@ struct store_config {
   struct store_writeback_budget writeback_budget;
   /* Automatic compaction (auto-compact.c): when what compaction could
    * free reaches this percent of the pool (0: 10), and under memory
-   * pressure.  Off: only store_compact() and writeback (after its
-   * batches) compact.
+   * pressure.  Manual (compact=off): only store_compact() and writeback
+   * (after its batches) compact.  False, the zero value, is automatic.
    */
-  bool auto_compact_off;
+  bool manual_compaction;
   unsigned auto_compact_percent;
-  /* Test only: called before every compaction the store runs, on the
-   * thread that runs it (a seam through which a test makes compaction
-   * slow).  NULL in the daemon.
-   */
-  void (*compact_hook) (void *arg);
-  void *compact_hook_arg;
   /* Test only: the writeback budget's clock, in nanoseconds, so that a
    * test refills the budget without waiting.  NULL (the daemon):
    * CLOCK_MONOTONIC.

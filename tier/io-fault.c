@@ -1,4 +1,6 @@
-/* cswap: fault injection between the tier and the kernel (see io-fault.h).
+/* cswap: fault injection between the tier and the kernel (see io-fault.h);
+ * linked only into test programs (tier_faults_dep), where a constructor
+ * installs it as the tier's I/O layer (io-ops.h).
  *
  * The faulty table wraps the plain one.  Writes are struck in the queue,
  * just before io_uring_enter: the entries io_uring_get_sqe handed out and
@@ -183,8 +185,12 @@ parse_spec (const char *spec, struct io_fault *f)
   return true;
 }
 
-const struct tier_io_ops *
-io_fault_from_env (void **ctx)
+/* The layer's open: the table and state for a tier being opened, from
+ * CSWAP_TIER_FAULT as it is then.  A malformed variable is reported on
+ * stderr and injects nothing.
+ */
+static const struct tier_io_ops *
+faults_from_env (void **ctx)
 {
   const char *spec = getenv ("CSWAP_TIER_FAULT");
   struct io_fault *f;
@@ -203,10 +209,24 @@ io_fault_from_env (void **ctx)
   return &faulty;
 }
 
-void
-io_fault_free (void *ctx)
+static void
+faults_free (void *ctx)
 {
   free (ctx);
+}
+
+static const struct tier_io_layer fault_layer = {
+  .open = faults_from_env,
+  .close = faults_free,
+};
+
+/* Linking this file is what turns the layer on: before main(), so before
+ * any tier is opened.
+ */
+__attribute__ ((constructor)) static void
+install_fault_layer (void)
+{
+  tier_io_set_layer (&fault_layer);
 }
 
 void

@@ -1,8 +1,11 @@
-/* cswap: fault injection between the tier and the kernel — a test seam.
+/* cswap: fault injection between the tier and the kernel — a test seam,
+ * built only into test programs (test-tier, cswap-fuse-faults: those that
+ * use tier_faults_dep, tier/meson.build).  No installed program links it,
+ * so none reads the variable below.
  *
- * CSWAP_TIER_FAULT=KIND:PERCENT[,KIND:PERCENT...] in the environment when
- * the tier is opened puts io-fault.c's table in front of the plain one
- * (io-ops.h).  Each KIND then strikes PERCENT of the calls it can strike,
+ * In a program that links it, CSWAP_TIER_FAULT=KIND:PERCENT[,KIND:PERCENT...]
+ * in the environment when the tier is opened puts io-fault.c's table in
+ * front of the plain one (io-ops.h).  Each KIND then strikes PERCENT of the calls it can strike,
  * the way the kernel could fail them:
  *
  *   eio           every write of a submission fails and writes nothing
@@ -23,7 +26,7 @@
  * The faults are real, not reported ones: code that took a failed or
  * short write for a success would read back wrong bytes or checksum
  * errors.  Without the variable the tier uses tier_io_plain and none of
- * this file runs.
+ * this file runs but its constructor.
  */
 #ifndef CSWAP_TIER_IO_FAULT_H
 #define CSWAP_TIER_IO_FAULT_H
@@ -40,14 +43,6 @@ enum io_fault_kind {
   IO_FAULT_NULL_SQE, IO_FAULT_READ_EINTR, IO_FAULT_READ_SLOW,
   IO_FAULT_KINDS
 };
-
-/* The table for a tier to use, and in *CTX its state: the fault layer
- * when CSWAP_TIER_FAULT names faults, else tier_io_plain (*CTX NULL).
- * A malformed variable is reported on stderr and injects nothing.
- */
-extern const struct tier_io_ops *io_fault_from_env (void **ctx);
-/* Frees what io_fault_from_env made; NULL-safe. */
-extern void io_fault_free (void *ctx);
 
 /* Faults injected of each kind since the process started, all tiers. */
 extern void io_fault_counts (uint64_t counts[IO_FAULT_KINDS]);

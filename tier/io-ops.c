@@ -1,5 +1,6 @@
 /* cswap: the tier's I/O calls as they are in service: liburing and pread
- * (see io-ops.h).
+ * (see io-ops.h), and the one hook through which a test program's fault
+ * layer replaces them.
  */
 #include <unistd.h>
 
@@ -55,3 +56,28 @@ const struct tier_io_ops tier_io_plain = {
   .wait_cqe = plain_wait_cqe,
   .pread = plain_pread,
 };
+
+/* Set before main() in a test program that links a layer; NULL in the
+ * installed programs.
+ */
+static const struct tier_io_layer *installed_layer;
+
+void
+tier_io_set_layer (const struct tier_io_layer *layer)
+{
+  installed_layer = layer;
+}
+
+const struct tier_io_ops *
+tier_io_open (void **ctx)
+{
+  *ctx = NULL;
+  return installed_layer ? installed_layer->open (ctx) : &tier_io_plain;
+}
+
+void
+tier_io_close (void *ctx)
+{
+  if (installed_layer)
+    installed_layer->close (ctx);
+}

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "counter.h"
-#include "io-fault.h"
+#include "io-ops.h"
 #include "lock-order.h"
 #include "record.h"
 #include "ring.h"
@@ -269,7 +269,7 @@ tier_open (const struct tier_config *config, const char **why)
   for (unsigned b = 0; b < SEGMENT_BUCKETS; b++)
     tier->bucket_head[b] = SEGMENT_NONE;
   pthread_mutex_init (&tier->lock, NULL);
-  tier->io = io_fault_from_env (&tier->io_ctx);
+  tier->io = tier_io_open (&tier->io_ctx);
   ring_init (&tier->ring, tier->io, tier->io_ctx);
   if (record_format_init (&tier->format, config->encrypt, why) == -1) {
     int e = errno;
@@ -293,7 +293,7 @@ tier_close (struct tier *tier)
     return;
   if (tier->io)
     ring_destroy (&tier->ring);
-  io_fault_free (tier->io_ctx);
+  tier_io_close (tier->io_ctx);
   record_format_destroy (&tier->format);
   if (tier->segment)
     pthread_mutex_destroy (&tier->lock);

@@ -11,7 +11,8 @@
  *   ring.c     the io_uring ring: a batch's writes, recovery from errors
  *   record.c   an object's bytes on disk: head, seal or checksum
  *   seal.c     AES-256-GCM under a key that exists only in locked memory
- *   io-ops.c   the system calls, as a table; io-fault.c a test's faults
+ *   io-ops.c   the system calls, as a table; io-fault.c a test program's
+ *              faults (linked into no installed program)
  *
  * On-disk format (a log, no superblock: the store's slot table is the
  * only index, and a restarted daemon starts from an empty device, with a
@@ -53,9 +54,10 @@
  * Lock order: common/lock-order.h (tier->lock is taken under the owner
  * lock and the batching serialisation, and nothing under it).
  *
- * Test only: CSWAP_TIER_FAULT in the environment when the tier is opened
- * puts faults between the tier and the kernel (io-fault.h): failed, short
- * and interrupted writes, submits and reads.
+ * Test programs only (those that link io-fault.c, never an installed
+ * one): CSWAP_TIER_FAULT in the environment when the tier is opened puts
+ * faults between the tier and the kernel (io-fault.h): failed, short and
+ * interrupted writes, submits and reads.
  */
 #ifndef CSWAP_TIER_H
 #define CSWAP_TIER_H

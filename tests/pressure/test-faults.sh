@@ -3,8 +3,8 @@
 # cswap-fuse -> loop while the daemon's writeback or control plane fails.
 # One scenario per run:
 #   eio        the backing file fails 30% of batch writes with EIO
-#              (CSWAP_TIER_FAULT=eio:30, the test-only fault layer
-#              tier/io-fault.c);
+#              (CSWAP_TIER_FAULT=eio:30, the fault layer tier/io-fault.c,
+#              which only the test build cswap-fuse-faults has);
 #   enospc     a thin backing file (backing-prealloc=no) on a 24 MiB ext4
 #              image that fills up: its batches fail with ENOSPC;
 #   pool-full  a pool limit and a backing file that are both too small for
@@ -43,6 +43,7 @@ cleanup_push rm -f "$backing"
 case $scenario in
   eio)
     DAEMON_ENV=(CSWAP_TIER_FAULT=eio:30)
+    DAEMON_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse-faults
     options=(pool-limit=16M "backing=$backing" backing-size=512M)
     counter=backing_io_errors
     ;;

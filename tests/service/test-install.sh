@@ -67,6 +67,25 @@ check "cswap --version says $version" \
 check "cswap with no command is a usage error (2)" \
   eval '"$helper" >/dev/null 2>&1; [[ $? -eq 2 ]]'
 
+# The test seams are in the test programs only (doc/design.md, "Test
+# seams"): no installed program reads a fault variable.  The test build
+# cswap-fuse-faults does, which shows the strings would be found.
+fault_switches='CSWAP_TIER_FAULT|CSWAP_FUSE_URING_FAULT'
+for file in "$sbindir/cswap-fuse" "$plugindir/nbdkit-cswap-plugin.so"; do
+  check "installed ${file##*/} has no fault switch" \
+    eval '! strings "$dest$file" | grep -Eq "$fault_switches"'
+done
+check "the test build cswap-fuse-faults has both fault switches" \
+  eval '[[ $(strings "$CSWAP_BUILD_ROOT/daemon/cswap-fuse-faults" |
+             grep -Eo "$fault_switches" | sort -u | wc -l) -eq 2 ]]'
+
+# The plugin exports what nbdkit looks up, plugin_init, and nothing else
+# (-fvisibility=hidden and --exclude-libs, daemon/meson.build).
+exports=$(nm -D --defined-only "$dest$plugindir/nbdkit-cswap-plugin.so" |
+            awk '{ print $NF }' | tr '\n' ' ')
+check "the installed plugin exports only plugin_init (nm -D: ${exports% })" \
+  test "$exports" = "plugin_init "
+
 # bash-completion sources a command's file alone: cswapctl's must find the
 # helpers in cswap's, beside it.
 check "the installed cswapctl completion loads on its own" \

@@ -402,7 +402,7 @@ test_auto_compact (void)
     diag ("no writable /proc/pressure/memory: the PSI trigger is not tested");
   store_destroy (store);
 
-  config.auto_compact_off = true;
+  config.manual_compaction = true;
   store = store_create (&config);
   before = fragment_pool (store, pages);
   store_start_background (store);
@@ -554,7 +554,7 @@ test_pool_limit_concurrent (void)
 }
 
 /* A writer that needs room waits for a writeback batch, never for a
- * compaction: once a compaction is held at a gate (the store's test hook),
+ * compaction: once a compaction is held at a gate (zs_compact wrapped, below),
  * a writer fills the pool three times over, and must finish with the gate
  * still shut.  Pages are all of one size, so a batch frees holes that the
  * next writes fill with no compaction at all.
@@ -587,10 +587,8 @@ gate_wait (struct compaction_gate *g, const bool *until)
 }
 
 static void
-hold_compaction (void *arg)
+hold_compaction (struct compaction_gate *g)
 {
-  struct compaction_gate *g = arg;
-
   pthread_mutex_lock (&g->lock);
   g->held++;
   pthread_cond_broadcast (&g->changed);
@@ -598,6 +596,28 @@ hold_compaction (void *arg)
     g->guard_expired = true;
   g->held--;
   pthread_mutex_unlock (&g->lock);
+}
+
+/* The gate every compaction the store runs passes first, or NULL: the
+ * test links with -Wl,--wrap=zs_compact (tests/store/meson.build), so the
+ * store's calls of zs_compact come here, on the thread that compacts,
+ * without a hook in the store.
+ */
+static struct compaction_gate *_Atomic compaction_gate;
+
+extern int __real_zs_compact (struct zs_pool *pool,
+                              struct zs_compact_result *result);
+extern int __wrap_zs_compact (struct zs_pool *pool,
+                              struct zs_compact_result *result);
+
+int
+__wrap_zs_compact (struct zs_pool *pool, struct zs_compact_result *result)
+{
+  struct compaction_gate *g = compaction_gate;
+
+  if (g)
+    hold_compaction (g);
+  return __real_zs_compact (pool, result);
 }
 
 static unsigned
@@ -669,8 +689,6 @@ test_writer_not_behind_compaction (void)
     .backing_path = backing,
     .backing_size_bytes = 2 * pages * CSWAP_PAGE_SIZE,
     .writeback_batch_pages = 32,
-    .compact_hook = hold_compaction,
-    .compact_hook_arg = &gate,
   };
   struct gated_writer w = {
     .gate = &gate, .device_pages = pages, .pool_pages = limit / CSWAP_PAGE_SIZE,
@@ -680,6 +698,7 @@ test_writer_not_behind_compaction (void)
 
   snprintf (backing, sizeof backing, "%s/cswap-test-store.%d",
             dir ? dir : "/var/tmp", (int) getpid ());
+  compaction_gate = &gate;
   w.store = store_create (&config);
   if (w.store == NULL)
     tap_bail_out ("store_create: %s", store_create_error ());
@@ -707,6 +726,7 @@ test_writer_not_behind_compaction (void)
   ok (s.pool_peak_bytes <= limit, "the pool never passed its limit "
       "(peak %llu bytes)", (unsigned long long) s.pool_peak_bytes);
   store_destroy (w.store);
+  compaction_gate = NULL;       /* no thread of the store's is left */
   unlink (backing);
   free (w.reference);
 }

@@ -334,8 +334,10 @@ swap_on ()
 # daemon_pid (the process holding the store: nbdkit or cswap-fuse),
 # daemon_log, ctl_sock and the array cswapctl (the client, with --socket and
 # --json).  Environment: DAEMON_ENV (an array of NAME=VALUE for the
-# daemon's environment only, e.g. CSWAP_TIER_FAULT=eio:30) and DAEMON_MEMCG
-# (a memory cgroup the daemon runs in from its first instruction).
+# daemon's environment only, e.g. CSWAP_TIER_FAULT=eio:30, which only
+# cswap-fuse-faults reads), DAEMON_FUSE (the fuse front end's program,
+# default the build's cswap-fuse) and DAEMON_MEMCG (a memory cgroup the
+# daemon runs in from its first instruction).
 # Needs CSWAP_BUILD_ROOT.  Skips without the tools, bails out if the daemon
 # does not come up within 20 s.
 # shellcheck disable=SC2034  # the variables it sets are for the caller
@@ -380,7 +382,7 @@ start_front_end ()
       ;;
     fuse)
       for option in "${options[@]}"; do fuse_args+=(-o "$option"); done
-      "${env_cmd[@]}" "$build/daemon/cswap-fuse" -f "${fuse_args[@]}" "$work/mnt" \
+      "${env_cmd[@]}" "${DAEMON_FUSE:-$build/daemon/cswap-fuse}" -f "${fuse_args[@]}" "$work/mnt" \
         2>"$daemon_log" &
       daemon_pid=$!
       cleanup_push fuse_unmount "$work/mnt" "$daemon_pid"

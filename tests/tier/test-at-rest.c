@@ -67,14 +67,14 @@ file_holds_marker (void)
 }
 
 static struct store *
-make_store (bool encrypt_off)
+make_store (bool in_clear)
 {
   struct store_config config = {
     .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
     .codec = { CODEC_LZ4, 0 },
     .backing_path = backing_path,
     .backing_size_bytes = BACKING_BYTES,
-    .backing_encrypt_off = encrypt_off,
+    .backing_in_clear = in_clear,
   };
   struct store *store = store_create (&config);
 
@@ -85,7 +85,7 @@ make_store (bool encrypt_off)
 
 /* Marked pages written and sent to disk: is the marker in the file? */
 static bool
-marker_reaches_file (bool encrypt_off)
+marker_reaches_file (bool in_clear)
 {
   unsigned char page[CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
   struct store_writeback_result r;
@@ -93,7 +93,7 @@ marker_reaches_file (bool encrypt_off)
   unsigned wrong = 0;
 
   unlink (backing_path);
-  struct store *store = make_store (encrypt_off);
+  struct store *store = make_store (in_clear);
   for (unsigned p = 0; p < MARKED_PAGES; p++) {
     make_marked_page (page, p);
     store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) p * CSWAP_PAGE_SIZE);
@@ -111,7 +111,7 @@ marker_reaches_file (bool encrypt_off)
       wrong++;
   }
   ok (wrong == 0, "backing-encrypt=%s: the %u marked pages read back from disk",
-      encrypt_off ? "no" : "yes", MARKED_PAGES);
+      in_clear ? "no" : "yes", MARKED_PAGES);
   store_destroy (store);
   return found;
 }
@@ -271,16 +271,16 @@ make_noise_page (unsigned char *page, uint64_t seed)
  * back there behind the store's back.
  */
 static void
-check_replay (bool encrypt_off)
+check_replay (bool in_clear)
 {
-  const char *form = encrypt_off ? "backing-encrypt=no" : "backing-encrypt=yes";
+  const char *form = in_clear ? "backing-encrypt=no" : "backing-encrypt=yes";
   unsigned char old_page[CSWAP_PAGE_SIZE], new_page[CSWAP_PAGE_SIZE];
   unsigned char got[CSWAP_PAGE_SIZE], old_record[2 * CSWAP_PAGE_SIZE];
   struct store_writeback_result r;
   struct store_stats before, after;
 
   unlink (backing_path);
-  struct store *store = make_store (encrypt_off);
+  struct store *store = make_store (in_clear);
   make_noise_page (old_page, 1);
   make_noise_page (new_page, 2);
   store_write (store, old_page, CSWAP_PAGE_SIZE, 0);

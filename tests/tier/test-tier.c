@@ -947,7 +947,7 @@ fill_noise (uint64_t *rng, unsigned char *page)
 }
 
 static void
-check_read_meets_reuse (bool encrypt_off)
+check_read_meets_reuse (bool in_clear)
 {
   unsigned char old_page[CSWAP_PAGE_SIZE], new_page[CSWAP_PAGE_SIZE];
   unsigned char got[CSWAP_PAGE_SIZE];
@@ -959,7 +959,7 @@ check_read_meets_reuse (bool encrypt_off)
     .codec = { CODEC_LZ4, 0 },
     .backing_path = backing_path,
     .backing_size_bytes = 8 << 20,
-    .backing_encrypt_off = encrypt_off,
+    .backing_in_clear = in_clear,
   };
 
   setenv ("CSWAP_TIER_FAULT", "read-slow:100", 1);
@@ -991,17 +991,17 @@ check_read_meets_reuse (bool encrypt_off)
   ok (r.pages_written == 1 && after.backing_used_bytes == before.backing_used_bytes,
       "%s: the page was trimmed, rewritten and written back to the same "
       "place while a read of it slept (%llu bytes used before, %llu after)",
-      encrypt_off ? "plain" : "sealed",
+      in_clear ? "plain" : "sealed",
       (unsigned long long) before.backing_used_bytes,
       (unsigned long long) after.backing_used_bytes);
   ok (reader.r == 0 && (memcmp (reader.got, old_page, CSWAP_PAGE_SIZE) == 0
                         || memcmp (reader.got, new_page, CSWAP_PAGE_SIZE) == 0),
       "%s: the sleeping read returned one of the two pages", 
-      encrypt_off ? "plain" : "sealed");
+      in_clear ? "plain" : "sealed");
   ok (store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
       && memcmp (got, new_page, CSWAP_PAGE_SIZE) == 0,
       "%s: the page then reads as last written, not as the copy that read saw",
-      encrypt_off ? "plain" : "sealed");
+      in_clear ? "plain" : "sealed");
   store_destroy (store);
 }
 

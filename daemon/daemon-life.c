@@ -1,0 +1,84 @@
+/* cswap: a daemon's start-up and shutdown (see daemon-life.h).
+ *
+ * The order is the point of this file.  Core dumps are forbidden before
+ * the store exists, because making it draws the backing file's key.  The
+ * control socket is bound before the fork, so that a path nobody may use
+ * fails the start; its thread starts after.  Memory is locked after the
+ * fork (a child inherits no locks) and before the first thread, which
+ * inherits the I/O-flusher mark (memory-safety.h).  READY=1 goes last:
+ * by then the device serves.  Stopping runs the other way.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon-life.h"
+#include "memory-safety.h"
+#include "service-notify.h"
+#include "stats-line.h"
+
+int
+daemon_prepare (struct daemon_life *life, const struct cswap_options *options)
+{
+  const char *warning, *why;
+
+  life->options = options;
+  if (!options->core_dump)
+    memory_safety_forbid_core_dumps ();
+  life->store = store_create (&options->store);
+  if (life->store == NULL) {
+    life->error ("creating the store: %s", store_create_error ());
+    return -1;
+  }
+  if (control_server_open (&options->ctl, life->name, life->store,
+                           &life->control, &warning, &why) == -1) {
+    life->error ("%s", why);
+    return -1;
+  }
+  if (warning)
+    fprintf (stderr, "%s: warning: %s\n", life->name, warning);
+  return 0;
+}
+
+int
+daemon_start_after_fork (struct daemon_life *life)
+{
+  int r;
+
+  /* Failing to lock is a warning, not a reason to serve nothing. */
+  if (life->options->lock_memory)
+    memory_safety_setup ();
+  r = store_start_background (life->store);
+  if (r) {
+    life->error ("starting the store's threads, locking its key: %s",
+                 strerror (-r));
+    return -1;
+  }
+  if (control_server_start (life->control) == -1) {
+    life->error ("starting the control thread: %s", strerror (errno));
+    return -1;
+  }
+  /* Under systemd: READY=1, then STATUS= and WATCHDOG=1 from a thread. */
+  if (service_notify_start (life->store) == -1) {
+    life->error ("starting the notify thread: %s", strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+void
+daemon_stop (struct daemon_life *life)
+{
+  service_notify_stop ();
+  control_server_stop (life->control);
+  life->control = NULL;
+  if (life->store) {
+    /* One greppable line at exit, so that a script that stops the
+     * daemon can still see what was held at the end.
+     */
+    stats_line_print (stderr, life->store);
+    store_destroy (life->store);
+    life->store = NULL;
+  }
+  life->options = NULL;
+}

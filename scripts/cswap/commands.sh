@@ -1,0 +1,213 @@
+# shellcheck shell=bash
+# cswap helper: the commands: cmd_NAME for `cswap NAME`.
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+cmd_check ()
+{
+  check_config
+  kernel_says_off \
+    && echo "# cswap=0 is on the kernel command line ($proc_cmdline): cswap.service does not start, and '$program up' refuses"
+  if zswap_on; then
+    if [[ $zswap == keep ]]; then
+      warn_zswap_kept
+    else
+      echo "# zswap is on ($(zswap_param)): $zswap_twice; '$program up' turns it off while cswap is up (zswap = keep leaves it on)"
+    fi
+  fi
+  echo "$merged_config"
+}
+
+cmd_run ()
+{
+  check_config
+  require_root "run"
+  mkdir -p "$state_dir" || exit $EXIT_FAILED
+  if [[ $frontend == fuse ]]; then
+    mkdir -p "$mountpoint" || exit $EXIT_FAILED
+    enable_fuse_uring
+  fi
+  daemon_command
+  exec "${daemon_argv[@]}"
+}
+
+# write_state PID MANAGER: a new state file for the daemon PID.
+write_state ()
+{
+  {
+    echo "pid=$1"
+    echo "frontend=$frontend"
+    echo "mountpoint=$mountpoint"
+    echo "priority=$priority"
+    echo "socket=$socket"
+    echo "config=$config"
+    echo "manager=$2"
+  } >"$state_file"
+}
+
+cmd_attach ()
+{
+  local pid=${given_pid:-${MAINPID:-}} status
+  check_config
+  require_root "attach"
+  [[ -n $pid ]] || die $EXIT_USAGE "attach: no daemon PID (--pid PID, or \$MAINPID)"
+  mkdir -p "$state_dir" || exit $EXIT_FAILED
+  read_devices
+  if all_swap "${devices[@]}"; then
+    say "already attached: ${devices[*]}"
+    return 0
+  fi
+  wait_serving "$pid" 60
+  status=$?
+  [[ $status -eq 0 ]] || die $EXIT_FAILED "the daemon ($pid) is $( ((status == 2)) && echo "gone" || echo "not serving after 60 s")"
+  write_state "$pid" "$([[ -n ${INVOCATION_ID:-} ]] && echo systemd || echo shell)"
+  attach_device "$pid" || exit $EXIT_FAILED
+  say "swap on ${devices[*]} (priority $priority and down)"
+}
+
+cmd_detach ()
+{
+  require_root "detach"
+  detach
+}
+
+cmd_tune ()
+{
+  check_config
+  require_root "tune"
+  tune
+}
+
+cmd_untune ()
+{
+  require_root "untune"
+  untune
+}
+
+# prepare_mountpoint: the mount point exists and nothing is mounted on it;
+# a dead FUSE mount left by a killed daemon is cleared.
+prepare_mountpoint ()
+{
+  if is_mounted "$mountpoint"; then
+    stat "$mountpoint" >/dev/null 2>&1 \
+      && die $EXIT_FAILED "$mountpoint: something is already mounted there"
+    say "$mountpoint: a dead FUSE mount (its daemon is gone): unmounting it"
+    clear_mount "$mountpoint"
+  fi
+  mkdir -p "$mountpoint" || exit $EXIT_FAILED
+}
+
+cmd_up ()
+{
+  local pid status log=$state_dir/daemon.log
+  check_config
+  require_root "up"
+  read_devices
+  pid=$(state_get pid)
+  if all_swap "${devices[@]}" && daemon_alive "$pid"; then
+    say "already up: ${devices[*]} (daemon $pid)"
+    return 0
+  fi
+  if [[ -e $state_file ]]; then
+    daemon_alive "$pid" \
+      && die $EXIT_FAILED "$state_file exists but the device is not fully up: run '$program down' first"
+    say "the daemon of the last 'up' (${pid:-no PID}) is gone: clearing what it left"
+    clear_dead_daemon
+    status=$?
+    [[ $status -eq 0 ]] || exit $status
+  fi
+  mkdir -p "$state_dir" || exit $EXIT_FAILED
+  if [[ $frontend == fuse ]]; then
+    prepare_mountpoint
+    enable_fuse_uring
+  fi
+  daemon_command
+  # Its own session, so a ^C in this shell does not reach it later.
+  setsid "${daemon_argv[@]}" </dev/null >"$log" 2>&1 &
+  pid=$!
+  write_state "$pid" shell
+  wait_serving "$pid" 60
+  status=$?
+  if [[ $status -ne 0 ]]; then
+    warn "the daemon did not start: $(tail -n 5 "$log")"
+    stop_daemon "$pid"
+    clear_leftovers
+    exit $EXIT_FAILED
+  fi
+  if ! attach_device "$pid"; then
+    stop_daemon "$pid"
+    clear_leftovers
+    exit $EXIT_FAILED
+  fi
+  tune
+  say "up: swap on ${devices[*]} (priority $priority and down), daemon $pid"
+  say "take it down with: $program${config_given:+ -c $config} down"
+}
+
+cmd_down ()
+{
+  local pid status
+  require_root "down"
+  if [[ ! -e $state_file ]]; then
+    say "not up (no $state_file)"
+    untune
+    return 0
+  fi
+  pid=$(state_get pid)
+  if ! daemon_alive "$pid"; then
+    say "the daemon (${pid:-no PID}) is gone: clearing what it left"
+    clear_dead_daemon
+    status=$?
+    [[ $status -eq 0 ]] && say "down"
+    exit $status
+  fi
+  detach
+  status=$?
+  [[ $status -eq 0 ]] || exit $status
+  still_swap && exit $EXIT_REFUSED
+  if [[ $(state_get manager) == systemd ]] \
+     && command -v systemctl >/dev/null \
+     && systemctl is-active --quiet cswap.service 2>/dev/null; then
+    # Let systemd stop its own service; its ExecStop finds nothing to do.
+    systemctl stop cswap.service || warn "systemctl stop cswap.service failed"
+  fi
+  stop_daemon "$pid"
+  clear_leftovers
+  say "down"
+}
+
+cmd_status ()
+{
+  local pid socket_path used
+  if [[ ! -e $state_file ]]; then
+    say "not up"
+    exit $EXIT_INACTIVE
+  fi
+  pid=$(state_get pid)
+  read_devices
+  socket_path=$(state_get socket)
+  if ! daemon_alive "$pid"; then
+    used=$(swap_used_kib)
+    say "not active: the daemon (${pid:-no PID}) is gone: killed or crashed"
+    if [[ $used -gt 0 ]]; then
+      say "the $used KiB in swap on ${devices[*]} are lost: a process that"
+      say "touches one of those pages gets SIGBUS (is killed)"
+    fi
+    say "'$program down' clears what it left ('$program up' does too)"
+  elif all_swap "${devices[@]}"; then
+    say "active: ${devices[*]}, $(state_get frontend) daemon $pid (started by $(state_get manager))"
+  else
+    say "not active: devices ${devices[*]:-none}, daemon $pid running"
+  fi
+  echo "config:     $(state_get config)"
+  echo "mountpoint: $(state_get mountpoint)"
+  echo "socket:     $socket_path"
+  awk -v list=" ${devices[*]} " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
+  if daemon_alive "$pid" && [[ -x $cswapctl && -S $socket_path ]]; then
+    echo
+    "$cswapctl" --socket "$socket_path" stats || warn "cswapctl stats failed"
+  fi
+  all_swap "${devices[@]}" && daemon_alive "$pid" || exit $EXIT_INACTIVE
+}

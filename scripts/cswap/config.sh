@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# cswap helper: the configuration: the service keys from cswap-fuse --check-config's
+# listing, and the checks every command starts with.
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+# Reads the service keys from $merged_config, cswap-fuse's listing of
+# $config and its drop-ins: frontend, priority, mountpoint, and ctl, the
+# control socket.
+read_config ()
+{
+  local line key value
+  # The defaults of config-file.h.
+  frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
+  halt_poll=auto min_free=auto zswap=off
+  socket=$state_dir/cswap.sock
+  while IFS= read -r line || [[ -n $line ]]; do
+    line=$(sed -E 's/(^|[[:space:]])#.*//' <<<"$line")
+    [[ $line == *=* ]] || continue
+    key=$(sed -E 's/^[[:space:]]+|[[:space:]]+$//g' <<<"${line%%=*}")
+    value=$(sed -E 's/^[[:space:]]+|[[:space:]]+$//g' <<<"${line#*=}")
+    case $key in
+      frontend) frontend=$value ;;
+      priority) priority=$value ;;
+      mountpoint) mountpoint=$value ;;
+      ladder-step) ladder_step=$value ;;
+      halt-poll) halt_poll=$value ;;
+      min-free) min_free=$value ;;
+      zswap) zswap=$value ;;
+      ctl) socket=$value ;;
+    esac
+  done <<<"$merged_config"
+}
+
+check_config ()
+{
+  [[ -x $cswap_fuse ]] || die $EXIT_FAILED "$cswap_fuse: not found (is cswap installed?)"
+  if ! merged_config=$("$cswap_fuse" --check-config "$config" 2>&1); then
+    warn "invalid configuration: ${merged_config#cswap-fuse: }"
+    exit $EXIT_USAGE
+  fi
+  read_config
+}
+
+# cswap=0 is on the kernel command line (the unit's condition,
+# ConditionKernelCommandLine=!cswap=0, looks for the same word).
+kernel_says_off ()
+{
+  local words=() word
+  # read fails at an end of file without a newline, having read the words.
+  [[ -r $proc_cmdline ]] && read -r -a words <"$proc_cmdline"
+  for word in "${words[@]}"; do
+    [[ $word == cswap=0 ]] && return 0
+  done
+  return 1
+}
+
+require_root ()
+{
+  [[ $(id -u) -eq 0 ]] || die $EXIT_FAILED "$1 needs root"
+}

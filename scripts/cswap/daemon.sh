@@ -1,0 +1,99 @@
+# shellcheck shell=bash
+# cswap helper: the daemon: its command line, waiting for it to serve, stopping it.
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+# The daemon's command line for the configured front end.  The control
+# socket goes before the file, so that a ctl= in the file wins.
+daemon_command ()
+{
+  case $frontend in
+    fuse)
+      daemon_argv=("$cswap_fuse" -f "--ctl=$socket" --config "$config" "$mountpoint")
+      ;;
+    nbd)
+      command -v nbdkit >/dev/null || die $EXIT_FAILED "frontend = nbd: nbdkit is not installed"
+      daemon_argv=(nbdkit --foreground --unix "$state_dir/nbd.sock"
+                   "$nbdkit_plugin" "ctl=$socket" "config=$config")
+      ;;
+    *)
+      die $EXIT_USAGE "frontend = $frontend: unknown"
+      ;;
+  esac
+}
+
+# wait_for SECONDS COND…: polls COND every 0.1 s.
+wait_for ()
+{
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    [[ $SECONDS -lt $deadline ]] || return 1
+    sleep 0.1
+  done
+}
+
+# The device file or socket the daemon serves, seen from its own mount
+# namespace (systemd may have given it a private one).
+served_path ()
+{
+  case $frontend in
+    fuse) echo "/proc/$1/root$mountpoint/swap" ;;
+    nbd) echo "$state_dir/nbd.sock" ;;
+  esac
+}
+
+# wait_serving PID SECONDS: 0 once the daemon serves, 1 if it does not
+# within SECONDS, 2 as soon as it is gone.
+wait_serving ()
+{
+  local pid=$1 deadline=$((SECONDS + $2))
+  until [[ -e $(served_path "$pid") ]]; do
+    pid_alive "$pid" || return 2
+    [[ $SECONDS -lt $deadline ]] || return 1
+    sleep 0.1
+  done
+}
+
+# stop_daemon PID: SIGTERM and wait (SIGKILL after 30 s).  Only ever called
+# once the device is no longer swap (cmd_down asks still_swap first: a
+# cswap-fuse refuses SIGTERM while its file is swap).
+stop_daemon ()
+{
+  local pid=$1
+  pid_alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null
+  if ! wait_for 30 eval "! kill -0 $pid 2>/dev/null"; then
+    warn "daemon $pid ignored SIGTERM for 30 s: killing it"
+    kill -KILL "$pid" 2>/dev/null
+    wait_for 5 eval "! kill -0 $pid 2>/dev/null"
+  fi
+}
+
+# still_swap: 0 if the recorded FUSE file is swap through any loop device,
+# recorded or not (someone's own losetup), saying which.  The rule is the
+# daemon's own (cswap-fuse --swap-users, swap-users.h), by which it refuses
+# SIGTERM and SIGINT: asked first, so that `down` refuses as well instead
+# of waiting for a daemon that will not stop.
+still_swap ()
+{
+  local users
+  [[ $(state_get frontend) == fuse && -x $cswap_fuse ]] || return 1
+  users=$("$cswap_fuse" --swap-users "$(state_get mountpoint)" 2>/dev/null) || return 1
+  warn "refusing to stop: ${users//$'\n'/ } is swap over $(state_get mountpoint)/swap;"
+  warn "swapoff it (and losetup -d it), then run '$program down' again."
+}
+
+# FUSE over io_uring, which cswap-fuse's default transport (auto) uses
+# when it is on: turned on where root can.  A kernel without it, or a
+# read-only /sys (systemd's ProtectKernelTunables=; the unit turns it on
+# in an ExecStartPre= of its own), is no error: auto then uses libfuse's
+# loop.
+enable_fuse_uring ()
+{
+  local param=/sys/module/fuse/parameters/enable_uring
+  [[ -e $param ]] || modprobe -q fuse 2>/dev/null
+  [[ -w $param ]] && { echo Y >"$param"; } 2>/dev/null
+  return 0
+}

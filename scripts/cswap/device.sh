@@ -1,0 +1,152 @@
+# shellcheck shell=bash
+# cswap helper: the block devices: attach and swapon (the ladder's loop devices,
+# or one nbd device), swapoff and detach, and the swap they hold.
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+free_nbd_device ()
+{
+  local dev
+  for dev in /sys/block/nbd*; do
+    [[ -e $dev ]] || continue
+    if [[ $(cat "$dev/size") == 0 && ! -e $dev/pid ]]; then
+      echo "/dev/${dev##*/}"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# attach_device PID: makes the block devices (the ladder's loop devices,
+# or one nbd device) and turns swap on, the first at $priority and each
+# next one lower.  Records devices=… as each one exists.  Returns 0, or 1
+# after undoing its part.
+attach_device ()
+{
+  local pid=$1 file dev size offset length i
+  devices=()
+  case $frontend in
+    fuse)
+      file=$(served_path "$pid")
+      size=$(stat -L -c %s "$file") || { warn "cannot stat $file"; return 1; }
+      while read -r offset length; do
+        if ! dev=$(attach_loop "$file" "$offset" "$length"); then
+          detach_devices
+          return 1
+        fi
+        devices+=("$dev")
+        state_set devices "${devices[*]}"
+      done < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
+      # No window read (the process substitution failed: no /dev/fd).
+      [[ ${#devices[@]} -gt 0 ]] || { warn "no loop device attached over $file"; return 1; }
+      ;;
+    nbd)
+      command -v nbd-client >/dev/null || { warn "frontend = nbd: nbd-client is not installed"; return 1; }
+      modprobe nbd 2>/dev/null
+      dev=$(free_nbd_device) || { warn "no free /dev/nbdN (is the nbd module loaded?)"; return 1; }
+      nbd-client -unix "$(served_path "$pid")" "$dev" -block-size 4096 \
+        || { warn "nbd-client $dev failed"; return 1; }
+      devices=("$dev")
+      state_set devices "$dev"
+      ;;
+  esac
+  for i in "${!devices[@]}"; do
+    dev=${devices[$i]}
+    if ! mkswap "$dev" >/dev/null; then
+      warn "mkswap $dev failed"
+      detach
+      return 1
+    fi
+    if ! swap_on_ladder "$i"; then
+      warn "swapon $dev failed"
+      detach
+      return 1
+    fi
+  done
+  return 0
+}
+
+# swapoff DEV, bounded by $timeout_s; retried, since it fails with ENOMEM
+# while a process holding swapped pages is still dying.  Returns 0 if DEV
+# is not swap (any more).
+swap_off ()
+{
+  local dev=$1 try limit=()
+  is_swap "$dev" || return 0
+  [[ $timeout_s -gt 0 ]] && limit=(timeout "$timeout_s")
+  say "swapoff $dev (every swapped page comes back into memory; this may take a while)"
+  for try in 1 2 3; do
+    "${limit[@]}" swapoff "$dev" && return 0
+    is_swap "$dev" || return 0
+    [[ $try -lt 3 ]] && sleep 2
+  done
+  return 1
+}
+
+# is_ours DEV: DEV is still the device recorded (a loop device over our
+# file, or an nbd device), not one reused by somebody else since.
+is_ours ()
+{
+  case $1 in
+    /dev/loop*)
+      [[ $(losetup -n -O BACK-FILE "$1" 2>/dev/null) == *"$(state_get mountpoint)/swap"* ]] ;;
+    /dev/nbd*) true ;;
+    *) false ;;
+  esac
+}
+
+# Detaches the recorded block devices (swap must be off already), and
+# keeps in the state those that would not go.
+detach_devices ()
+{
+  local dev kept=()
+  read_devices
+  for dev in "${devices[@]}"; do
+    is_ours "$dev" || continue
+    case $dev in
+      /dev/loop*) losetup -d "$dev" || { warn "losetup -d $dev failed"; kept+=("$dev"); } ;;
+      /dev/nbd*) nbd-client -d "$dev" >/dev/null 2>&1 || { warn "nbd-client -d $dev failed"; kept+=("$dev"); } ;;
+    esac
+  done
+  if [[ ${#kept[@]} -gt 0 ]]; then
+    state_set devices "${kept[*]}"
+    return 1
+  fi
+  state_unset devices
+}
+
+# Turns swap off on every recorded device, lowest priority (usually the
+# emptiest) first, and detaches them; 0, or EXIT_REFUSED if one stays
+# swap: those already turned off are then turned on again, so that
+# everything is left up as it was.
+detach ()
+{
+  local i j
+  read_devices
+  for ((i = ${#devices[@]} - 1; i >= 0; i--)); do
+    swap_off "${devices[$i]}" && continue
+    warn "swapoff ${devices[$i]} failed: the device is still swap, so the daemon must"
+    warn "keep running (stopping it would kill every process with pages on it)."
+    warn "Free memory or stop the processes using swap, then run '$program down' again."
+    for ((j = i + 1; j < ${#devices[@]}; j++)); do
+      swap_on_ladder "$j" || warn "swapon ${devices[$j]} again failed: it stays off"
+    done
+    return $EXIT_REFUSED
+  done
+  detach_devices || return $EXIT_FAILED
+  return 0
+}
+
+# The KiB in use on the recorded devices, from /proc/swaps.
+swap_used_kib ()
+{
+  local dev used=0 kib
+  read_devices
+  for dev in "${devices[@]}"; do
+    kib=$(awk -v a="$dev" '$1 == a { print $4 }' /proc/swaps)
+    used=$((used + ${kib:-0}))
+  done
+  echo "$used"
+}

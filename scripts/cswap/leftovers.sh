@@ -1,0 +1,58 @@
+# shellcheck shell=bash
+# cswap helper: what a stopped or dead daemon leaves: its mount, its socket, its
+# state, the swap devices nobody can read any more.
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+# clear_mount DIR: unmounts whatever is mounted on DIR, a dead FUSE mount
+# too (its daemon gone, every access to it fails with ENOTCONN, which is
+# why /proc/self/mountinfo is asked and not the directory).
+clear_mount ()
+{
+  is_mounted "$1" || return 0
+  fusermount3 -u "$1" 2>/dev/null || fusermount3 -u -z "$1" 2>/dev/null \
+    || umount -l "$1"
+}
+
+is_mounted ()
+{
+  awk -v d="$1" '$5 == d { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+# The FUSE mount, if the daemon left it (it unmounts on SIGTERM; in a
+# private namespace it vanishes with the daemon).
+teardown_mount ()
+{
+  local mnt
+  mnt=$(state_get mountpoint)
+  [[ $(state_get frontend) == fuse && -n $mnt ]] || return 0
+  clear_mount "$mnt"
+}
+
+# Once the daemon is stopped or dead: its mount, its control socket (left
+# behind when it could not clean up: SIGKILL, a crash) and the state.
+clear_leftovers ()
+{
+  local socket_path
+  teardown_mount
+  socket_path=$(state_get socket)
+  [[ -S $socket_path ]] && rm -f "$socket_path"
+  rm -f "$state_file" "$state_file.tmp"
+  untune
+}
+
+# What a dead daemon left: swap devices that can no longer be read (swapoff
+# still takes them off: the kernel marks each page it cannot read back, and
+# a process touching one gets SIGBUS), loop devices, a dead FUSE mount and
+# a control socket nobody answers.  Clears them all; returns what detach
+# returns.
+clear_dead_daemon ()
+{
+  local status
+  detach
+  status=$?
+  [[ $status -eq 0 ]] || return $status
+  clear_leftovers
+}

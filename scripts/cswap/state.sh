@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# cswap helper: the state file and what it records: the daemon's PID, its
+# devices, whether they are swap.
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+# state_get KEY: the value recorded for KEY, or nothing.
+state_get ()
+{
+  [[ -r $state_file ]] || return 0
+  sed -n "s/^$1=//p" "$state_file" | tail -n 1
+}
+
+# state_set KEY VALUE: records KEY (replacing an earlier value).
+state_set ()
+{
+  local tmp=$state_file.tmp
+  { [[ -r $state_file ]] && grep -v "^$1=" "$state_file"; echo "$1=$2"; } >"$tmp" \
+    && mv -f "$tmp" "$state_file"
+}
+
+state_unset ()
+{
+  [[ -r $state_file ]] || return 0
+  local tmp=$state_file.tmp
+  grep -v "^$1=" "$state_file" >"$tmp"
+  mv -f "$tmp" "$state_file"
+}
+
+pid_alive ()
+{
+  [[ -n $1 ]] && kill -0 "$1" 2>/dev/null
+}
+
+# daemon_alive PID: PID runs and is a cswap daemon: not a process that was
+# given the PID of one that died, nor a dead one not yet reaped.
+daemon_alive ()
+{
+  local stat
+  pid_alive "$1" || return 1
+  case $(cat "/proc/$1/comm" 2>/dev/null) in
+    cswap-fuse|nbdkit) ;;
+    *) return 1 ;;
+  esac
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [[ ${stat%% *} != [ZX] ]]
+}
+
+# is_swap DEV: DEV is an active swap device.
+is_swap ()
+{
+  local real
+  [[ -n $1 ]] || return 1
+  real=$(readlink -f "$1")
+  awk -v a="$1" -v b="$real" 'NR > 1 && ($1 == a || $1 == b) { found = 1 }
+    END { exit !found }' /proc/swaps
+}
+
+# all_swap DEV…: every DEV is an active swap device (and there is one).
+all_swap ()
+{
+  local dev
+  [[ $# -gt 0 ]] || return 1
+  for dev; do is_swap "$dev" || return 1; done
+}
+
+# The recorded devices, highest priority first, as the array devices.
+read_devices ()
+{
+  read -ra devices <<<"$(state_get devices)"
+}

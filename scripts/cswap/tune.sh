@@ -1,0 +1,145 @@
+# shellcheck shell=bash
+# cswap helper: tuning while cswap is up: guest halt polling, vm.min_free_kbytes,
+# zswap (`tune`, `untune`).
+#
+# A part of the `cswap` script: scripts/cswap.in includes it (#@include)
+# when meson builds the script, so it runs with the script's variables
+# and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
+
+# Guest halt polling.  A swap-in through cswap is a chain of wake-ups
+# across CPUs: the loop device's worker, the daemon's thread, the block
+# softirq, the faulting task.  On a VM whose idle CPUs halt at once (the
+# haltpoll cpuidle driver with guest_halt_poll_ns at 0), every wake-up of
+# an idle CPU is a halt exit to the host, and a real program's swap-ins
+# took about twice as long (doc/design.md, "Idle CPUs and halt polling").
+# zram, which decompresses in the faulting task, does not notice.  With
+# halt-poll=auto, `tune` sets the kernel's own default while cswap is up
+# and records the old value; `untune` puts it back unless someone changed
+# it since.  Polling spends host CPU time on idle vCPUs (at most 200 us
+# per idle period); halt-poll=keep leaves the setting alone.
+readonly halt_poll_default_ns=200000
+
+halt_poll_param () { echo "$sysfs/module/haltpoll/parameters/guest_halt_poll_ns"; }
+halt_poll_saved () { echo "$state_dir/halt-poll-was"; }
+
+# tune_param FILE VALUE SAVED WHAT UNIT KEY [WHY]: writes VALUE to FILE,
+# first recording what FILE held in SAVED (a first tune's record is kept),
+# and says so, naming the configuration KEY that leaves it alone, and WHY.
+tune_param ()
+{
+  local file=$1 value=$2 saved=$3 what=$4 unit=$5 key=$6 why=${7:-} was
+  was=$(cat "$file" 2>/dev/null) || return 0
+  [[ ! -e $saved ]] || return 0
+  mkdir -p "$state_dir" && echo "$was" >"$saved" || return 0
+  if { echo "$value" >"$file"; } 2>/dev/null; then
+    say "$what: $value$unit while cswap is up (was $was; $key=keep leaves it)"
+    [[ -z $why ]] || say "$why"
+  else
+    rm -f "$saved"
+  fi
+}
+
+# untune_param FILE VALUE SAVED: puts back what SAVED recorded, unless
+# FILE no longer holds the VALUE tune wrote (someone changed it since).
+untune_param ()
+{
+  local file=$1 value=$2 saved=$3 was
+  [[ -r $saved ]] || return 0
+  was=$(cat "$saved")
+  if [[ $(cat "$file" 2>/dev/null) == "$value" ]]; then
+    { echo "$was" >"$file"; } 2>/dev/null || warn "cannot put $file back to $was"
+  fi
+  rm -f "$saved"
+}
+
+tune_halt_poll ()
+{
+  local param
+  param=$(halt_poll_param)
+  [[ $halt_poll == auto && -w $param ]] || return 0
+  [[ $(cat "$sysfs/devices/system/cpu/cpuidle/current_driver" 2>/dev/null) == haltpoll ]] \
+    || return 0
+  [[ $(cat "$param" 2>/dev/null) == 0 ]] || return 0
+  tune_param "$param" "$halt_poll_default_ns" "$(halt_poll_saved)" \
+    "guest halt polling" " ns" halt-poll
+}
+
+untune_halt_poll ()
+{
+  untune_param "$(halt_poll_param)" "$halt_poll_default_ns" "$(halt_poll_saved)"
+}
+
+# The free memory the kernel keeps.  Under whole-machine pressure the
+# daemon stores swap-outs with memory from below the min watermark, which
+# its real-time I/O threads may take and ordinary tasks may not: a
+# quarter of the watermark on Linux 6.1, a half from 6.3 (doc/design.md,
+# "Staying alive under memory pressure").  The kernel's default on a
+# small machine (2-4 MiB at 512 MiB of RAM) leaves them less than the
+# swap-outs in flight: in a 384 MiB VM the nbd path hung with it and
+# finished with 16 MiB.  With min-free=auto, `tune` raises
+# vm.min_free_kbytes to 16 MiB where it is lower, and records the old
+# value; `untune` puts it back unless someone changed it since.  The price
+# is that much memory the kernel keeps free; min-free=keep leaves it.
+readonly min_free_kbytes=16384
+
+min_free_param () { echo "$procsys/vm/min_free_kbytes"; }
+min_free_saved () { echo "$state_dir/min-free-was"; }
+
+tune_min_free ()
+{
+  local param
+  param=$(min_free_param)
+  [[ $min_free == auto && -w $param ]] || return 0
+  [[ $(cat "$param" 2>/dev/null) -lt $min_free_kbytes ]] || return 0
+  tune_param "$param" "$min_free_kbytes" "$(min_free_saved)" \
+    "vm.min_free_kbytes" " KiB" min-free
+}
+
+untune_min_free ()
+{
+  untune_param "$(min_free_param)" "$min_free_kbytes" "$(min_free_saved)"
+}
+
+# zswap.  Where it is enabled (CONFIG_ZSWAP_DEFAULT_ON or zswap.enabled=1,
+# as some distributions ship it), the kernel compresses each page it swaps
+# out into zswap's own pool, in front of every swap device; only when that
+# pool is full, or its shrinker runs, does it decompress the page and
+# write it to cswap, which compresses it again.  With zswap=off (the
+# default), `tune` turns zswap off while cswap is up and records that it
+# was on; `untune` turns it back on unless someone changed it since.  Off,
+# zswap stores no new page, but keeps those it holds (mm/zswap.c:
+# zswap_store looks at `enabled`, zswap_load and the writeback do not)
+# until they are faulted in, freed, written back by zswap's shrinker or
+# their device is swapped off.  `up` tunes once swap is on, so the pages
+# zswap took in between stay in its pool too.
+# A kernel without zswap, or with it off, is left alone; zswap=keep leaves
+# it on, and `tune` and `check` say what that costs.
+readonly zswap_off=N
+readonly zswap_twice="zswap compresses every page before cswap does, and decompresses it for cswap to compress again when it writes it back"
+
+zswap_param () { echo "$sysfs/module/zswap/parameters/enabled"; }
+zswap_saved () { echo "$state_dir/zswap-was"; }
+
+# zswap_on: the kernel has zswap, and it is enabled.
+zswap_on () { [[ $(cat "$(zswap_param)" 2>/dev/null) == Y ]]; }
+
+warn_zswap_kept () { warn "zswap is on and zswap=keep leaves it on: $zswap_twice"; }
+
+tune_zswap ()
+{
+  zswap_on || return 0
+  if [[ $zswap == keep ]]; then
+    warn_zswap_kept
+    return 0
+  fi
+  tune_param "$(zswap_param)" "$zswap_off" "$(zswap_saved)" zswap "" zswap "$zswap_twice"
+}
+
+untune_zswap ()
+{
+  untune_param "$(zswap_param)" "$zswap_off" "$(zswap_saved)"
+}
+
+# tune, untune: every setting above.
+tune () { tune_halt_poll; tune_min_free; tune_zswap; }
+untune () { untune_halt_poll; untune_min_free; untune_zswap; }
