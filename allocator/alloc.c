@@ -12,8 +12,8 @@
  * is taken.  Checking first and charging later would let every thread
  * that checked at once take a zspage of up to 16 pages past the limit.
  *
- * Lock order: owner lock -> class lock -> pool lock.  No pool-wide lock on
- * this path: the pool lock is only taken to get or give back a zspage id.
+ * No pool-wide lock on this path: the pool lock is only taken to get or
+ * give back a zspage id.  Lock order: common/lock-order.h.
  */
 #include <errno.h>
 

@@ -18,7 +18,7 @@
  * a second caller returns EBUSY at once instead of waiting to find nothing
  * left to do.
  *
- * Lock order: owner lock -> class lock -> pool lock.
+ * Lock order: common/lock-order.h.
  */
 #include <errno.h>
 #include <string.h>

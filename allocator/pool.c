@@ -19,9 +19,9 @@
  * whose id is not yet back on the free list.  max_objects plus one spare
  * per class plus ZS_SPARE_ZSPAGES covers that.
  *
- * Lock order: owner lock -> class lock -> pool lock.  The pool lock guards
- * the free-id list, the count of ids in use, the high-water id and the
- * reserve (reserve.c).
+ * The pool lock guards the free-id list, the count of ids in use, the
+ * high-water id and the reserve (reserve.c).  Lock order:
+ * common/lock-order.h.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -26,8 +26,8 @@
  * The reserve is bounded, counted (zs_pool_stats.reserve_pages), and not
  * in pages_used: it is the pool's slack, not its live data.
  *
- * Lock order: owner lock -> class lock -> pool lock.  Everything here is
- * under the pool lock except faulting pages in and giving them back.
+ * Everything here is under the pool lock except faulting pages in and
+ * giving them back.  Lock order: common/lock-order.h.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -8,7 +8,8 @@
  * pool lock, and recounts everything from the descriptors and the object
  * headers: slow, for tests.
  *
- * Lock order: owner lock -> class lock (in index order) -> pool lock.
+ * The class locks are taken in index order.  Lock order:
+ * common/lock-order.h.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -23,7 +23,7 @@
  * are freed at once and full ones are never looked up (zs_malloc and
  * compaction both skip them), so groups 0 and 11 only have counters.
  *
- * Lock order: owner lock -> class lock -> pool lock.
+ * Lock order: common/lock-order.h.
  */
 #ifndef CSWAP_ZS_INTERNAL_H
 #define CSWAP_ZS_INTERNAL_H

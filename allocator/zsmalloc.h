@@ -30,7 +30,8 @@
  * from zs_malloc() until it has published the handle, and when it calls
  * zs_free().
  *
- * Lock order: owner lock (zs_owner_ops.lock) -> class lock -> pool lock.
+ * Lock order: common/lock-order.h (the owner lock, zs_owner_ops.lock, is
+ * taken before the allocator's own).
  */
 #ifndef CSWAP_ZSMALLOC_H
 #define CSWAP_ZSMALLOC_H

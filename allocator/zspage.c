@@ -7,8 +7,8 @@
  * zspage_fix_fullness once it is done: compaction changes inuse of
  * isolated zspages, which are on no list, and regroups them at putback.
  *
- * Lock order: owner lock -> class lock -> pool lock.  Everything here
- * runs with the class lock held.
+ * Everything here runs with the class lock held.  Lock order:
+ * common/lock-order.h.
  */
 #include <assert.h>
 

@@ -77,8 +77,11 @@ size_text (char out[24], uint64_t bytes)
     bytes /= 1024;
     n++;
   }
-  snprintf (out, 24, "%" PRIu64 "%.*s", bytes, n ? 1 : 0,
-            n ? &suffixes[n - 1] : "");
+  /* The suffix as a string of its own: gcc 12's printf checker crashes
+   * at -O0 (debug builds) on a conditional pointer into SUFFIXES.
+   */
+  char suffix[2] = { n ? suffixes[n - 1] : '\0', '\0' };
+  snprintf (out, 24, "%" PRIu64 "%s", bytes, suffix);
 }
 
 int

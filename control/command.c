@@ -21,7 +21,7 @@
  * or get.  `writeback [idle=SECONDS] [max=PAGES] [huge]` is a command, not
  * a setting: run_writeback() asks the store for one writeback now.
  *
- * Lock order: control->lock -> the store's and allocator's own locks.
+ * Lock order: common/lock-order.h.
  */
 #include <errno.h>
 #include <stdarg.h>

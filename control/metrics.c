@@ -4,8 +4,12 @@
  * metric cswap_NAME (plus _total for a counter), so the two views can
  * never disagree on a name or a value.  Names follow the kernel's zram
  * (mm_stat, io_stat) and zswap counters where cswap has the same thing,
- * with the unit in the name.  A new counter (the tier's written-back
- * pages, say) is one more row here and appears in both views.
+ * with the unit in the name.  The store's numbers are the rows of
+ * store-stats.def, in its order: a new one is a row there, and appears
+ * in both views (and in struct store_stats, and on the exit line if it
+ * has a place there).  The control plane's own (the allocator's, the
+ * process's, ratios, latency) are rows here, at the places that table
+ * marks for them.
  *
  * Locking: none here; store_stats() and zs_pool_stats() take their own
  * locks one at a time, so a snapshot is a near-instant one, not a
@@ -34,105 +38,39 @@ struct field {
 
 #define S(member) offsetof (struct control_snapshot, member)
 
-static const struct field fields[] = {
-  { "size_bytes", GAUGE, S (store.size_bytes), "Device size." },
-  { "original_bytes", GAUGE, S (store.original_bytes),
-    "Data stored, uncompressed: pages stored x 4096 (zram orig_data_size)." },
-  { "compressed_bytes", GAUGE, S (store.compressed_bytes),
-    "Compressed length of the stored pages (zram compr_data_size)." },
-  { "pool_bytes", GAUGE, S (store.pool_bytes),
-    "Memory the allocator holds for pages (zram mem_used_total)." },
-  { "metadata_bytes", GAUGE, S (store.metadata_bytes),
-    "Memory for the slot table, locks and allocator metadata." },
-  { "memory_used_bytes", GAUGE, S (memory_used_bytes),
+/* The control plane's own numbers, at the places store-stats.def marks
+ * for them (STORE_STAT_VIEW_ROWS): the allocator's, the process's, and
+ * what is worked out from the store's.
+ */
+#define VIEW_ROWS_MEMORY_USED \
+  { "memory_used_bytes", GAUGE, S (memory_used_bytes), \
     "Pool and metadata memory: what the device costs." },
-  { "pool_limit_bytes", GAUGE, S (store.pool_limit_bytes),
-    "Most pool memory allowed, 0 for none (zram mem_limit)." },
-  { "pages_stored", GAUGE, S (store.pages_stored),
-    "Pages not absent (zswap stored_pages)." },
-  { "same_filled_pages", GAUGE, S (store.same_filled_pages),
-    "Pages kept as one repeated 8-byte value, with no allocation." },
-  { "huge_pages", GAUGE, S (store.huge_pages),
-    "Pages stored raw because they did not compress." },
-  { "deferred_pages", GAUGE, S (store.deferred_pages),
-    "Pages written and stored raw, queued for the compressor thread." },
-  { "compressed_pages", GAUGE, S (store.compressed_pages),
-    "Pages stored compressed." },
-  { "objects_used", GAUGE, S (pool.objects_used),
-    "Live allocator objects." },
+#define VIEW_ROWS_POOL_OBJECTS \
+  { "objects_used", GAUGE, S (pool.objects_used), \
+    "Live allocator objects." }, \
   { "zspages", GAUGE, S (pool.zspages), "Allocator zspages." },
-  { "pool_peak_bytes", GAUGE, S (store.pool_peak_bytes),
-    "The most pool memory seen by a write (zram mem_used_max)." },
-  { "reserve_bytes", GAUGE, S (reserve_bytes),
-    "Warm memory kept for new zspages, not in pool_bytes." },
-  { "reserve_misses", COUNTER, S (pool.reserve_misses),
-    "New zspages the reserve could not serve, faulted in on the write path." },
-  { "process_rss_bytes", GAUGE, S (process.rss_bytes),
-    "The daemon's resident memory (VmRSS)." },
-  { "process_peak_bytes", GAUGE, S (process.peak_bytes),
-    "The most resident memory the daemon ever had (VmHWM): its cost at its worst." },
-  { "process_locked_bytes", GAUGE, S (process.locked_bytes),
+#define VIEW_ROWS_RESERVE_AND_PROCESS \
+  { "reserve_bytes", GAUGE, S (reserve_bytes), \
+    "Warm memory kept for new zspages, not in pool_bytes." }, \
+  { "reserve_misses", COUNTER, S (pool.reserve_misses), \
+    "New zspages the reserve could not serve, faulted in on the write path." }, \
+  { "process_rss_bytes", GAUGE, S (process.rss_bytes), \
+    "The daemon's resident memory (VmRSS)." }, \
+  { "process_peak_bytes", GAUGE, S (process.peak_bytes), \
+    "The most resident memory the daemon ever had (VmHWM): its cost at its worst." }, \
+  { "process_locked_bytes", GAUGE, S (process.locked_bytes), \
     "The daemon's locked memory (VmLck): all of it once memory is locked." },
-  { "tiered_pages", GAUGE, S (store.tiered_pages),
-    "Pages on the backing file now (zram bd_count)." },
-  { "backing_size_bytes", GAUGE, S (store.backing_size_bytes),
-    "Size of the backing file, 0 without one." },
-  { "backing_used_bytes", GAUGE, S (store.backing_used_bytes),
-    "Backing file space in segments in use." },
-  { "backing_live_bytes", GAUGE, S (store.backing_live_bytes),
-    "Backing file bytes still referenced, headers included." },
-  { "reads", COUNTER, S (store.reads), "Pages read." },
-  { "writes", COUNTER, S (store.writes), "Pages written." },
-  { "trims", COUNTER, S (store.trims),
-    "Pages trimmed or zeroed (zram notify_free)." },
-  { "failed_writes", COUNTER, S (store.failed_writes),
-    "Pages refused for want of memory (zram failed_writes)." },
-  { "read_errors", COUNTER, S (store.read_errors),
-    "Pages that failed to decompress (zram failed_reads)." },
-  { "pool_limit_hits", COUNTER, S (store.pool_limit_hits),
-    "Writes refused by the pool limit (zswap pool_limit_hit)." },
-  { "written_back_pages", COUNTER, S (store.written_back_pages),
-    "Pages moved to the backing file (zram bd_writes, zswap written_back_pages)." },
-  { "written_back_bytes", COUNTER, S (store.written_back_bytes),
-    "Bytes written to the backing file, padding included." },
-  { "written_back_reads", COUNTER, S (store.written_back_reads),
-    "Pages read back from the backing file (zram bd_reads)." },
-  { "read_pages_written_back", COUNTER, S (store.read_pages_written_back),
-    "Of written_back_pages, pages moved because the kernel had read them." },
-  { "writeback_batches", COUNTER, S (store.writeback_batches),
-    "Writeback batches." },
-  { "uring_submissions", COUNTER, S (store.uring_submissions),
-    "io_uring submissions (io_uring_enter calls)." },
-  { "writes_waited", COUNTER, S (store.writes_waited),
-    "Writes that waited for writeback to make room (zswap reject_reclaim_fail)." },
-  { "backing_io_errors", COUNTER, S (store.backing_io_errors),
-    "Backing file I/O errors; the pages stayed in memory." },
-  { "backing_enospc_errors", COUNTER, S (store.backing_enospc_errors),
-    "Backing file full errors; the pages stayed in memory." },
-  { "backing_checksum_errors", COUNTER, S (store.backing_checksum_errors),
-    "Backing file reads whose checksum or seal failed: EIO, never wrong data." },
-  { "backing_stale_records", COUNTER, S (store.backing_stale_records),
-    "Backing file reads of records from before the daemon started: EIO." },
-  { "segments_cleaned", COUNTER, S (store.segments_cleaned),
-    "Backing file segments reclaimed by the cleaner." },
-  { "writeback_limit_bytes", GAUGE, S (store.writeback_limit_bytes),
-    "Bytes a day the writeback budget allows to the backing file, 0 for no budget." },
-  { "writeback_budget_bytes", GAUGE, S (store.writeback_budget_bytes),
-    "Bytes writeback may write now: what is left of the budget (zram writeback_limit)." },
-  { "writeback_budget_stops", COUNTER, S (store.writeback_budget_stops),
-    "Writeback batches not started because the budget was spent; their pages stayed in memory." },
-  { "pages_compacted", COUNTER, S (pool.pages_compacted),
-    "Pages freed by compaction (zram pages_compacted)." },
-  { "objects_moved", COUNTER, S (pool.objects_moved),
+#define VIEW_ROWS_COMPACTED \
+  { "pages_compacted", COUNTER, S (pool.pages_compacted), \
+    "Pages freed by compaction (zram pages_compacted)." }, \
+  { "objects_moved", COUNTER, S (pool.objects_moved), \
     "Objects moved by compaction." },
-  { "auto_compactions", COUNTER, S (store.auto_compactions),
-    "Compactions run because freeable pool pages passed compact-threshold." },
-  { "pressure_compactions", COUNTER, S (store.pressure_compactions),
-    "Compactions run on a PSI memory-pressure event (the kernel's shrinker, for zram)." },
-  { "last_auto_compaction_time_seconds", GAUGE, S (store.last_auto_compaction_unix),
-    "When the last automatic compaction ran (Unix time, 0: never)." },
-  { "psi_trigger", GAUGE, S (store.psi_trigger),
-    "1 when memory-pressure events from PSI are watched, 0 when the timer alone runs." },
+
+static const struct field fields[] = {
+#define STORE_STAT(name, kind, line, help) \
+  { #name, kind, S (store.name), help },
+#define STORE_STAT_VIEW_ROWS(tag) VIEW_ROWS_ ## tag
+#include "store-stats.def"
   { "compression_ratio", RATIO, S (compression_ratio),
     "Original bytes over compressed bytes." },
   { "effective_ratio", RATIO, S (effective_ratio),
@@ -166,6 +104,10 @@ static const struct field fields[] = {
 };
 
 #undef S
+#undef VIEW_ROWS_MEMORY_USED
+#undef VIEW_ROWS_POOL_OBJECTS
+#undef VIEW_ROWS_RESERVE_AND_PROCESS
+#undef VIEW_ROWS_COMPACTED
 
 static uint64_t
 field_uint (const struct control_snapshot *snapshot, const struct field *f)

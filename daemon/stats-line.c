@@ -1,58 +1,62 @@
 /* cswap: the exit stats line (see stats-line.h).
  *
+ * The numbers on the line, and their order, are store-stats.def's (its
+ * LINE column).
+ *
  * Locking: none here; store_stats() reads the store's counters, each
  * atomically, so the line is a near-instant snapshot, not a consistent cut.
  */
+#include <stddef.h>
+#include <stdint.h>
+
 #include "stats-line.h"
+
+/* The line's numbers: the rows of store-stats.def with a place on it. */
+struct line_stat {
+  unsigned place;               /* 1 first; 0: not on the line */
+  const char *name;
+  size_t offset;                /* in struct store_stats */
+};
+
+static const struct line_stat line_stats[] = {
+#define STORE_STAT(name, kind, line, help) \
+  { line, #name, offsetof (struct store_stats, name) },
+#include "store-stats.def"
+};
+
+/* The longest the line can be: every name, its " =" and 20 digits. */
+enum {
+  STATS_LINE_BYTES = sizeof "cswap: stats\n"
+#define STORE_STAT(name, kind, line, help) + sizeof " " #name "=" + 20
+#include "store-stats.def"
+};
+
+static const struct line_stat *
+line_stat_at (unsigned place)
+{
+  for (size_t i = 0; i < sizeof line_stats / sizeof line_stats[0]; i++)
+    if (line_stats[i].place == place)
+      return &line_stats[i];
+  return NULL;
+}
 
 void
 stats_line_print (FILE *f, struct store *store)
 {
   struct store_stats s;
+  char line[STATS_LINE_BYTES];
+  size_t used = 0;
 
   store_stats (store, &s);
-  fprintf (f, "cswap: stats pages_stored=%llu same_filled_pages=%llu "
-           "huge_pages=%llu compressed_bytes=%llu pool_bytes=%llu "
-           "metadata_bytes=%llu reads=%llu writes=%llu trims=%llu "
-           "failed_writes=%llu read_errors=%llu pool_limit_hits=%llu "
-           "pool_peak_bytes=%llu "
-           "tiered_pages=%llu written_back_pages=%llu written_back_bytes=%llu "
-           "written_back_reads=%llu read_pages_written_back=%llu "
-           "backing_used_bytes=%llu "
-           "backing_live_bytes=%llu writeback_batches=%llu "
-           "uring_submissions=%llu writes_waited=%llu backing_io_errors=%llu "
-           "backing_enospc_errors=%llu backing_checksum_errors=%llu "
-           "backing_stale_records=%llu segments_cleaned=%llu "
-           "writeback_budget_bytes=%llu writeback_budget_stops=%llu\n",
-           (unsigned long long) s.pages_stored,
-           (unsigned long long) s.same_filled_pages,
-           (unsigned long long) s.huge_pages,
-           (unsigned long long) s.compressed_bytes,
-           (unsigned long long) s.pool_bytes,
-           (unsigned long long) s.metadata_bytes,
-           (unsigned long long) s.reads, (unsigned long long) s.writes,
-           (unsigned long long) s.trims,
-           (unsigned long long) s.failed_writes,
-           (unsigned long long) s.read_errors,
-           (unsigned long long) s.pool_limit_hits,
-           (unsigned long long) s.pool_peak_bytes,
-           (unsigned long long) s.tiered_pages,
-           (unsigned long long) s.written_back_pages,
-           (unsigned long long) s.written_back_bytes,
-           (unsigned long long) s.written_back_reads,
-           (unsigned long long) s.read_pages_written_back,
-           (unsigned long long) s.backing_used_bytes,
-           (unsigned long long) s.backing_live_bytes,
-           (unsigned long long) s.writeback_batches,
-           (unsigned long long) s.uring_submissions,
-           (unsigned long long) s.writes_waited,
-           (unsigned long long) s.backing_io_errors,
-           (unsigned long long) s.backing_enospc_errors,
-           (unsigned long long) s.backing_checksum_errors,
-           (unsigned long long) s.backing_stale_records,
-           (unsigned long long) s.segments_cleaned,
-           (unsigned long long) s.writeback_budget_bytes,
-           (unsigned long long) s.writeback_budget_stops);
+  /* Built whole, then written at once: one write to stderr. */
+  used += snprintf (line, sizeof line, "cswap: stats");
+  const struct line_stat *stat;
+  for (unsigned place = 1; (stat = line_stat_at (place)) != NULL; place++) {
+    uint64_t value = *(const uint64_t *) ((const char *) &s + stat->offset);
+    used += snprintf (line + used, sizeof line - used, " %s=%llu",
+                      stat->name, (unsigned long long) value);
+  }
+  fprintf (f, "%s\n", line);
 
   /* Request latency in the daemon, one group per kind (store.h). */
   static const char *const kinds[STORE_REQUEST_KINDS] = { "read", "write", "trim" };

@@ -16,7 +16,7 @@
  *     PRESSURE_MIN_FREEABLE_PAGES can be freed: PSI is machine-wide, and
  *     the floor keeps other groups' events from costing a pass for
  *     nothing (tests/daemon/test-psi-compact.sh fires it for real);
- *   - when writeback asks (auto_compact_request), after its batches freed
+ *   - when writeback asks (auto_compact_soon), after its batches freed
  *     objects: the writeback thread then goes on writing batches, so a
  *     write waiting for room never waits for a compaction.
  *
@@ -27,20 +27,26 @@
  * time (the allocator's single flight), and each takes its locks in short
  * steps.  Where PSI is missing or refuses the trigger, the timer alone runs.
  *
+ * Every other compaction (store_compact, writeback's when this thread is
+ * not running) goes through auto_compact_run too: the store compacts in
+ * this one place.
+ *
  * Threads: this one thread; it takes no lock of the store's beyond what
  * zs_class_stats and zs_compact take.  Its own state is read by
- * store_stats and auto_compact_request through atomics.
+ * store_stats and auto_compact_soon through atomics.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "store-internal.h"
+#include "auto-compact.h"
+#include "counter.h"
 
 #define AUTO_PERIOD_MS 1000
 #define AUTO_MIN_FREEABLE_PAGES 256     /* 1 MiB: less is not worth a pass */
@@ -52,25 +58,30 @@
 #define PSI_TRIGGER "some 150000 2000000"
 
 struct auto_compact {
-  struct store *store;
-  unsigned threshold_percent;   /* 0: only writeback's requests */
-  int stop_fd;                  /* an eventfd: written to stop the thread */
-  int request_fd;               /* an eventfd: writeback asks to compact */
-  int psi_fd;                   /* -1: no PSI trigger, the timer alone */
-  atomic_bool running;
-  pthread_t thread;
-  atomic_uint_fast64_t runs, pressure_runs, last_run_unix;
+  struct zs_pool *pool;         /* set at creation */
+  unsigned threshold_percent;   /* set at creation; 0: only writeback's */
+  int stop_fd;                  /* set at creation: an eventfd, written
+                                   to stop the thread */
+  int request_fd;               /* set at creation: an eventfd, writeback
+                                   asks to compact */
+  /* The starting and stopping thread's (store_start_background's), read
+   * by store_stats meanwhile: -1, no PSI trigger, the timer alone.
+   */
+  int psi_fd;
+  atomic_bool running;          /* atomic; written by start and stop */
+  pthread_t thread;             /* start's and stop's */
+  atomic_uint_fast64_t runs, pressure_runs, last_run_unix;  /* atomics */
 };
 
 struct auto_compact *
-auto_compact_create (struct store *store, unsigned threshold_percent)
+auto_compact_create (const struct auto_compact_config *config)
 {
   struct auto_compact *a = calloc (1, sizeof *a);
 
   if (a == NULL)
     return NULL;
-  a->store = store;
-  a->threshold_percent = threshold_percent;
+  a->pool = config->pool;
+  a->threshold_percent = config->threshold_percent;
   a->psi_fd = -1;
   a->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   a->request_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -113,9 +124,9 @@ compact_now (struct auto_compact *a, atomic_uint_fast64_t *counter)
 {
   struct zs_compact_result result;
 
-  if (store_compact (a->store, &result) < 0 || counter == NULL)
+  if (auto_compact_run (a, &result) < 0 || counter == NULL)
     return;                     /* another compaction is running */
-  atomic_fetch_add_explicit (counter, 1, memory_order_relaxed);
+  counter_add (counter, 1);
   atomic_store_explicit (&a->last_run_unix, (uint64_t) time (NULL),
                          memory_order_relaxed);
 }
@@ -139,7 +150,7 @@ static void *
 auto_compact_thread (void *opaque)
 {
   struct auto_compact *a = opaque;
-  struct zs_pool *pool = a->store->pool;
+  struct zs_pool *pool = a->pool;
   struct pollfd fds[3] = {
     { .fd = a->stop_fd, .events = POLLIN },
     { .fd = a->request_fd, .events = POLLIN },
@@ -206,16 +217,24 @@ auto_compact_stop (struct auto_compact *a)
   a->running = false;
 }
 
-bool
-auto_compact_request (struct auto_compact *a)
+int
+auto_compact_run (struct auto_compact *a, struct zs_compact_result *result)
+{
+  return zs_compact (a->pool, result) == 0 ? 0 : -errno;
+}
+
+void
+auto_compact_soon (struct auto_compact *a)
 {
   uint64_t one = 1;
+  struct zs_compact_result result;
 
-  if (!atomic_load (&a->running))
-    return false;
+  if (!atomic_load (&a->running)) {
+    auto_compact_run (a, &result);
+    return;
+  }
   if (write (a->request_fd, &one, sizeof one) != sizeof one)
     abort ();                   /* an eventfd write of 1 cannot fail */
-  return true;
 }
 
 void
@@ -226,7 +245,7 @@ auto_compact_stats (struct auto_compact *a, struct store_stats *s)
   s->auto_compactions = atomic_load_explicit (&a->runs, memory_order_relaxed);
   s->pressure_compactions = atomic_load_explicit (&a->pressure_runs,
                                                   memory_order_relaxed);
-  s->last_auto_compaction_unix
+  s->last_auto_compaction_time_seconds
     = atomic_load_explicit (&a->last_run_unix, memory_order_relaxed);
   s->psi_trigger = atomic_load (&a->running) && a->psi_fd != -1;
 }

@@ -10,7 +10,7 @@
  * took 1.6-1.9 ms at the block layer, 290 us of it in the daemon.
  *
  * How: a whole-page write that is not same-filled is stored raw (the
- * allocator's huge class: one page, one memcpy) with SLOT_DEFERRED set,
+ * allocator's huge class: one page, one memcpy) marked deferred,
  * and its slot goes on a bounded queue; the write returns.  A compressor
  * thread, at a lower CPU priority than the request threads so that reads
  * win the CPU, takes slots off the queue and, under each slot's lock,
@@ -24,16 +24,17 @@
  * memory, counted in pool_bytes and under the pool limit, and left out of
  * core dumps with the rest of the pool: allocator/pool.c); when the queue
  * is full, or the pool is within twice the queue's size of its limit
- * (store.c: raw pages must not crowd out the pool a limit leaves, nor be
+ * (data-path.c: raw pages must not crowd out the pool a limit leaves, nor be
  * what writeback finds there), the write compresses inline as it would
  * without this.  Without the thread
  * (store_start_background not called) nothing is deferred.
  *
- * Lock order: slot stripe lock -> { allocator locks }; the queue lock is
- * a leaf, never held with another lock.  The compressor holds one slot's
- * lock while it compresses that page (about as long as a partial-page
- * write does), which is what keeps a rewrite from racing it: no
- * generation numbers, no ABA on a reused handle.
+ * Locks: the queue lock is a leaf, never held with another lock
+ * (lock-order.h).  The compressor holds one slot's lock while it
+ * compresses that page (about as long as a partial-page write does),
+ * which is what keeps a rewrite from racing it: no generation numbers, no
+ * ABA on a reused handle.  That is the store's compress callback's
+ * (deferred.h): this file knows slots only as numbers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,32 +42,36 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "page.h"
-#include "store-internal.h"
+#include "deferred.h"
+#include "lock-order.h"
 
 /* Request threads run at nice 0: the compressor yields the CPU to them. */
 #define COMPRESSOR_NICE 5
 
 struct deferred {
-  struct store *store;
+  const struct deferred_ops *ops;       /* set at creation */
+  void *owner;                          /* set at creation */
 
-  pthread_mutex_t lock;         /* guards the fields below */
+  pthread_mutex_t lock;
   pthread_cond_t queued;        /* a slot queued, a place given back, stop */
-  uint32_t slots[DEFERRED_QUEUE_PAGES];   /* a ring: COUNT slots from HEAD */
-  unsigned head, count;
-  unsigned reserved;            /* places taken by writes not yet queued */
-  bool running, stop;
-  pthread_t thread;
+  uint32_t slots[DEFERRED_QUEUE_PAGES]; /* protected by lock: a ring,
+                                           COUNT slots from HEAD */
+  unsigned head, count;         /* protected by lock */
+  unsigned reserved;            /* protected by lock: places taken by
+                                   writes not yet queued */
+  bool running, stop;           /* protected by lock */
+  pthread_t thread;             /* protected by lock */
 };
 
 struct deferred *
-deferred_create (struct store *store)
+deferred_create (const struct deferred_ops *ops, void *owner)
 {
   struct deferred *d = calloc (1, sizeof *d);
 
   if (d == NULL)
     return NULL;
-  d->store = store;
+  d->ops = ops;
+  d->owner = owner;
   pthread_mutex_init (&d->lock, NULL);
   pthread_cond_init (&d->queued, NULL);
   return d;
@@ -88,37 +93,22 @@ deferred_reserve (struct deferred *d)
 {
   bool room;
 
-  pthread_mutex_lock (&d->lock);
+  lock_acquire (&d->lock, LOCK_RANK_LEAF);
   room = d->running && d->count + d->reserved < DEFERRED_QUEUE_PAGES;
   d->reserved += room;
-  pthread_mutex_unlock (&d->lock);
+  lock_release (&d->lock);
   return room;
 }
 
 void
 deferred_push (struct deferred *d, uint32_t slot)
 {
-  pthread_mutex_lock (&d->lock);
+  lock_acquire (&d->lock, LOCK_RANK_LEAF);
   d->reserved--;
   if (slot != DEFERRED_SLOT_NONE)
     d->slots[(d->head + d->count++) % DEFERRED_QUEUE_PAGES] = slot;
   pthread_cond_signal (&d->queued);
-  pthread_mutex_unlock (&d->lock);
-}
-
-/* Compresses SLOT's raw object in place, if it is still deferred. */
-static void
-compress_one (struct store *store, uint32_t slot)
-{
-  struct slot_chunk *chunk = slot_chunk (&store->table, slot);
-  unsigned i = slot % SLOTS_PER_CHUNK;
-  pthread_mutex_t *lock = slot_lock (&store->table, slot);
-
-  pthread_mutex_lock (lock);
-  if (chunk && (chunk->flags[i] & SLOT_DEFERRED)
-      && slot_flags_type (chunk->flags[i]) == SLOT_STORED)
-    store_compress_deferred (store, chunk, i, slot);
-  pthread_mutex_unlock (lock);
+  lock_release (&d->lock);
 }
 
 static void *
@@ -128,7 +118,7 @@ compressor_thread (void *opaque)
 
   /* Per thread on Linux: the request threads keep their priority. */
   setpriority (PRIO_PROCESS, gettid (), COMPRESSOR_NICE);
-  pthread_mutex_lock (&d->lock);
+  lock_acquire (&d->lock, LOCK_RANK_LEAF);
   for (;;) {
     /* Stopping still waits for writes that took a place to queue it. */
     while (d->count == 0 && !(d->stop && d->reserved == 0))
@@ -138,11 +128,11 @@ compressor_thread (void *opaque)
     uint32_t slot = d->slots[d->head];
     d->head = (d->head + 1) % DEFERRED_QUEUE_PAGES;
     d->count--;
-    pthread_mutex_unlock (&d->lock);
-    compress_one (d->store, slot);
-    pthread_mutex_lock (&d->lock);
+    lock_release (&d->lock);
+    d->ops->compress (d->owner, slot);
+    lock_acquire (&d->lock, LOCK_RANK_LEAF);
   }
-  pthread_mutex_unlock (&d->lock);
+  lock_release (&d->lock);
   return NULL;
 }
 
@@ -151,13 +141,13 @@ deferred_start (struct deferred *d)
 {
   int r = 0;
 
-  pthread_mutex_lock (&d->lock);
+  lock_acquire (&d->lock, LOCK_RANK_LEAF);
   if (!d->running) {
     d->stop = false;
     r = -pthread_create (&d->thread, NULL, compressor_thread, d);
     d->running = r == 0;
   }
-  pthread_mutex_unlock (&d->lock);
+  lock_release (&d->lock);
   return r;
 }
 
@@ -169,12 +159,12 @@ deferred_stop (struct deferred *d)
 {
   if (d == NULL)
     return;
-  pthread_mutex_lock (&d->lock);
+  lock_acquire (&d->lock, LOCK_RANK_LEAF);
   bool running = d->running;
   d->running = false;           /* deferred_reserve says no from now on */
   d->stop = true;
   pthread_cond_signal (&d->queued);
-  pthread_mutex_unlock (&d->lock);
+  lock_release (&d->lock);
   if (running)
     pthread_join (d->thread, NULL);
 }
@@ -182,8 +172,8 @@ deferred_stop (struct deferred *d)
 uint64_t
 deferred_queued_pages (struct deferred *d)
 {
-  pthread_mutex_lock (&d->lock);
+  lock_acquire (&d->lock, LOCK_RANK_LEAF);
   uint64_t n = d->count + d->reserved;
-  pthread_mutex_unlock (&d->lock);
+  lock_release (&d->lock);
   return n;
 }

@@ -16,7 +16,8 @@
 #include <errno.h>
 
 #include "page.h"
-#include "store-internal.h"
+#include "pool-limit.h"
+#include "store.h"
 
 #define DEFAULT_ACCEPT_PERCENT 90
 
@@ -29,86 +30,97 @@ pool_limit_valid (uint64_t bytes)
   return bytes == 0 || bytes >= STORE_MIN_POOL_LIMIT_BYTES;
 }
 
+void
+pool_limit_init (struct pool_limit *limit, struct zs_pool *pool,
+                 uint64_t bytes)
+{
+  limit->pool = pool;
+  atomic_init (&limit->accept_percent, DEFAULT_ACCEPT_PERCENT);
+  atomic_init (&limit->limit_bytes, 0);
+  pool_limit_set (limit, bytes);
+}
+
 int
-store_set_pool_limit (struct store *store, uint64_t bytes)
+pool_limit_set (struct pool_limit *limit, uint64_t bytes)
 {
   if (!pool_limit_valid (bytes))
     return -EINVAL;
-  atomic_store_explicit (&store->pool_limit_bytes, bytes, memory_order_relaxed);
-  zs_pool_set_page_limit (store->pool, bytes / CSWAP_PAGE_SIZE);
+  atomic_store_explicit (&limit->limit_bytes, bytes, memory_order_relaxed);
+  zs_pool_set_page_limit (limit->pool, bytes / CSWAP_PAGE_SIZE);
   return 0;
 }
 
 uint64_t
-pool_limit_bytes (struct store *store)
+pool_limit_bytes (struct pool_limit *limit)
 {
-  return atomic_load_explicit (&store->pool_limit_bytes, memory_order_relaxed);
+  return atomic_load_explicit (&limit->limit_bytes, memory_order_relaxed);
 }
 
 uint64_t
-pool_used_bytes (struct store *store)
+pool_limit_used_bytes (struct pool_limit *limit)
 {
-  return zs_pool_pages_used (store->pool) * CSWAP_PAGE_SIZE;
+  return zs_pool_pages_used (limit->pool) * CSWAP_PAGE_SIZE;
 }
 
 static uint64_t
-pool_threshold_bytes (struct store *store)
+threshold_bytes (struct pool_limit *limit)
 {
-  return pool_limit_bytes (store) / 100
-    * atomic_load_explicit (&store->accept_percent, memory_order_relaxed);
+  return pool_limit_bytes (limit) / 100
+    * atomic_load_explicit (&limit->accept_percent, memory_order_relaxed);
 }
 
 bool
-pool_has_room (struct store *store, unsigned pages)
+pool_limit_has_room (struct pool_limit *limit, unsigned pages)
 {
-  uint64_t limit = pool_limit_bytes (store);
+  uint64_t bytes = pool_limit_bytes (limit);
 
-  return limit == 0
-    || pool_used_bytes (store) + (uint64_t) pages * CSWAP_PAGE_SIZE <= limit;
+  return bytes == 0
+    || pool_limit_used_bytes (limit) + (uint64_t) pages * CSWAP_PAGE_SIZE
+       <= bytes;
 }
 
 bool
-pool_at_limit (struct store *store)
+pool_limit_reached (struct pool_limit *limit)
 {
-  return !pool_has_room (store, 1);
+  return !pool_limit_has_room (limit, 1);
 }
 
 bool
-pool_above_threshold (struct store *store)
+pool_limit_above_threshold (struct pool_limit *limit)
 {
-  return pool_limit_bytes (store) != 0
-    && pool_used_bytes (store) >= pool_threshold_bytes (store);
+  return pool_limit_bytes (limit) != 0
+    && pool_limit_used_bytes (limit) >= threshold_bytes (limit);
 }
 
 bool
-pool_may_promote (struct store *store, uint32_t length)
+pool_limit_may_promote (struct pool_limit *limit, uint32_t length)
 {
-  return pool_limit_bytes (store) == 0
-    || pool_used_bytes (store) + length <= pool_threshold_bytes (store);
+  return pool_limit_bytes (limit) == 0
+    || pool_limit_used_bytes (limit) + length <= threshold_bytes (limit);
 }
 
 int
-pool_accept_threshold_init (struct store *store, unsigned percent)
+pool_limit_threshold_init (struct pool_limit *limit, unsigned percent)
 {
   if (percent == 0)
     percent = DEFAULT_ACCEPT_PERCENT;
   if (percent > 100)
     return -EINVAL;
-  atomic_init (&store->accept_percent, percent);
+  atomic_store (&limit->accept_percent, percent);
   return 0;
 }
 
 int
-store_set_accept_threshold (struct store *store, unsigned percent)
+pool_limit_set_threshold (struct pool_limit *limit, unsigned percent)
 {
-  if (store->writeback == NULL || percent < 1 || percent > 100)
+  if (percent < 1 || percent > 100)
     return -EINVAL;
-  atomic_store (&store->accept_percent, percent);
+  atomic_store (&limit->accept_percent, percent);
   return 0;
 }
 
 unsigned
-store_get_accept_threshold (struct store *store)
+pool_limit_threshold (struct pool_limit *limit)
 {
-  return store->writeback ? atomic_load (&store->accept_percent) : 0;
+  return atomic_load (&limit->accept_percent);
 }

@@ -12,7 +12,7 @@
  * over tier/), and come back when read.
  *
  * It knows nothing of NBD or FUSE.  All functions are thread-safe; see
- * store.c for the locking.
+ * data-path.c for the locking, and lock-order.h for the lock order.
  */
 #ifndef CSWAP_STORE_H
 #define CSWAP_STORE_H
@@ -158,52 +158,12 @@ extern void store_get_codec (struct store *store, struct codec_config *codec);
  */
 extern int store_set_pool_limit (struct store *store, uint64_t bytes);
 
+/* One uint64_t for each row of store-stats.def, by its name: what each
+ * number is, and where it comes from, is said there.
+ */
 struct store_stats {
-  uint64_t size_bytes;
-  uint64_t pages_stored;        /* every page that is not absent */
-  uint64_t same_filled_pages;
-  uint64_t huge_pages;          /* stored raw (deferred ones too) */
-  uint64_t deferred_pages;      /* stored raw until the compressor's turn */
-  uint64_t compressed_pages;
-  uint64_t original_bytes;      /* pages_stored x 4096 */
-  uint64_t compressed_bytes;    /* compressed and raw pages' lengths */
-  uint64_t pool_bytes;          /* allocator pages x 4096 */
-  uint64_t metadata_bytes;      /* slot table, locks, allocator metadata */
-  uint64_t pool_limit_bytes;
-  uint64_t pool_peak_bytes;     /* the most pool_bytes seen by a write */
-  uint64_t reads, writes, trims;        /* requests, in pages touched */
-  uint64_t failed_writes;       /* pages refused: pool limit or capacity */
-  uint64_t read_errors;         /* pages that failed to decompress */
-  uint64_t pool_limit_hits;
-  /* Backing file (all 0 without one). */
-  uint64_t tiered_pages;        /* pages on the backing file now */
-  uint64_t backing_size_bytes;
-  uint64_t backing_used_bytes;  /* written area of segments in use */
-  uint64_t backing_live_bytes;  /* objects still referenced, with headers */
-  uint64_t written_back_pages;  /* moved from memory to disk, since start */
-  uint64_t written_back_bytes;  /* bytes written to disk (padding included) */
-  uint64_t written_back_reads;  /* reads served from disk */
-  uint64_t read_pages_written_back;     /* of written_back_pages: pages
-                                           moved because the kernel read
-                                           them (read writeback) */
-  uint64_t writeback_batches;
-  uint64_t uring_submissions;   /* io_uring_enter calls */
-  uint64_t writes_waited;       /* writes that waited for writeback */
-  uint64_t backing_io_errors, backing_enospc_errors;
-  uint64_t backing_checksum_errors;     /* reads that got -EIO instead */
-  uint64_t backing_stale_records;       /* reads of records from before
-                                           the start: -EIO too */
-  uint64_t segments_cleaned;
-  /* The writeback budget (all 0 without one). */
-  uint64_t writeback_limit_bytes;       /* a day */
-  uint64_t writeback_budget_bytes;      /* what writeback may write now */
-  uint64_t writeback_budget_stops;      /* batches not started: the budget
-                                           was spent */
-  /* Automatic compaction (all 0 when off). */
-  uint64_t auto_compactions;    /* runs for the freeable share */
-  uint64_t pressure_compactions; /* runs for a PSI memory-pressure event */
-  uint64_t last_auto_compaction_unix;   /* 0: none yet */
-  uint64_t psi_trigger;         /* 1: PSI events are watched, 0: timer only */
+#define STORE_STAT(name, kind, line, help) uint64_t name;
+#include "store-stats.def"
 };
 extern void store_stats (struct store *store, struct store_stats *stats);
 

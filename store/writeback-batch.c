@@ -29,9 +29,9 @@
  * leaves every page of it in memory; the writer backs off, 10 ms doubling
  * up to 2 s, and writes that need room meanwhile get ENOSPC at once.
  *
- * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock
- * -> { allocator locks | tier lock }; the wake lock, a leaf, when a batch
- * completes; the budget lock, a leaf, before and after.
+ * Locks: all of it with the writeback mutex held, the wake lock when a
+ * batch completes, the budget lock before and after; lock order:
+ * lock-order.h.
  */
 #include <errno.h>
 
@@ -52,18 +52,18 @@ batch_holds (const struct writeback *wb, uint32_t slot)
 }
 
 int
-writeback_batch_add (struct writeback *wb, uint32_t slot,
-                     struct slot_chunk *chunk, unsigned i, const void *bytes,
-                     uint32_t length)
+writeback_batch_add (struct writeback *wb, uint32_t slot)
 {
   uint64_t offset;
+  uint32_t length;
 
+  lock_assert_held (&wb->mutex);
   if (batch_holds (wb, slot))
     return 0;                   /* it goes once (see above) */
-  int r = tier_batch_add (wb->store->tier, wb->batch, slot, bytes, length,
-                          &offset);
+  const void *bytes = slot_object (wb->slots, slot, &length);
+  int r = tier_batch_add (wb->tier, wb->batch, slot, bytes, length, &offset);
   if (r == 0) {
-    chunk->flags[i] |= SLOT_WRITEBACK;
+    slot_mark_writeback (wb->slots, slot);
     wb->pending[wb->pending_count++] = (struct pending) {
       .slot = slot, .length = length, .offset = offset };
   }
@@ -77,35 +77,16 @@ writeback_batch_add (struct writeback *wb, uint32_t slot,
 static unsigned
 complete (struct writeback *wb, int r)
 {
-  struct store *store = wb->store;
   unsigned moved = 0;
 
   for (unsigned n = 0; n < wb->pending_count; n++) {
     const struct pending *p = &wb->pending[n];
-    struct slot_chunk *chunk = slot_chunk (&store->table, p->slot);
-    unsigned i = p->slot % SLOTS_PER_CHUNK;
-    pthread_mutex_t *lock = slot_lock (&store->table, p->slot);
 
-    pthread_mutex_lock (lock);
-    uint8_t flags = chunk->flags[i];
-    uint64_t word = chunk->word[i];
-    if (r == 0 && (flags & SLOT_WRITEBACK)
-        && slot_flags_type (flags) == SLOT_STORED) {
-      count_slot (store, flags, word, -1);
-      zs_free (store->pool, slot_word_handle (word));
-      chunk->word[i] = slot_word_make_tiered (p->offset, p->length);
-      chunk->flags[i] = (flags & ~(SLOT_TYPE_MASK | SLOT_WRITEBACK))
-        | SLOT_TIERED;
-      count_slot (store, chunk->flags[i], chunk->word[i], +1);
-      moved++;
-    }
-    else {
-      chunk->flags[i] = flags & ~SLOT_WRITEBACK;
-      tier_free (store->tier, p->offset, p->length);
-    }
-    pthread_mutex_unlock (lock);
+    slot_lock (wb->slots, p->slot);
+    moved += slot_to_tier (wb->slots, p->slot, r == 0, p->offset, p->length);
+    slot_unlock (wb->slots, p->slot);
   }
-  counter_add (&store->count.written_back_pages, moved);
+  counter_add (&wb->count->written_back_pages, moved);
   wb->pending_count = 0;
   return moved;
 }
@@ -119,16 +100,17 @@ writeback_in_backoff (struct writeback *wb)
 void
 writeback_post_batch (struct writeback *wb, int verdict)
 {
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   wb->batches_done++;
   wb->room_verdict = verdict;
   pthread_cond_broadcast (&wb->room);
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
 }
 
 int
 writeback_begin_batch (struct writeback *wb)
 {
+  lock_assert_held (&wb->mutex);
   int r = writeback_budget_check (wb);
 
   if (r == 0) {
@@ -143,7 +125,8 @@ writeback_flush (struct writeback *wb)
 {
   if (wb->pending_count == 0)
     return 0;
-  int r = tier_batch_submit (wb->store->tier, wb->batch);
+  lock_assert_held (&wb->mutex);
+  int r = tier_batch_submit (wb->tier, wb->batch);
   writeback_budget_charge (wb);
   unsigned moved = complete (wb, r);
   writeback_post_batch (wb, r ? -ENOSPC : 0);
@@ -161,7 +144,7 @@ writeback_flush (struct writeback *wb)
 }
 
 int
-writeback_run_batch (struct writeback *wb, const struct selection *sel,
+writeback_run_batch (struct writeback *wb, const struct slot_selection *sel,
                      uint64_t *cursor, uint64_t *budget, unsigned max,
                      struct store_writeback_result *done)
 {

@@ -31,9 +31,10 @@
  * page in memory.  No write waits for the refill: a swap-out held for
  * hours would hang the machine.  Nothing already stored is lost or moved.
  *
- * Lock order (writeback-internal.h): writeback mutex -> budget lock, a
- * leaf; the setters and the stats take the budget lock alone.  The tier's
- * counters are read before it is taken.
+ * Locks: the budget lock (writeback-internal.h), a leaf, under the
+ * writeback mutex for the batcher, alone for the setters and the stats;
+ * the tier's counters are read before it is taken.  Lock order:
+ * lock-order.h.
  */
 #include <errno.h>
 
@@ -45,6 +46,19 @@ _Static_assert (STORE_MIN_WRITEBACK_BUDGET_BYTES == 2 * TIER_BLOCK_BYTES,
                 "two at most (tier.h)");
 _Static_assert (STORE_MAX_WRITEBACK_BUDGET_BYTES <= TOKEN_BUCKET_MAX,
                 "the bucket's bounds");
+
+/* The budget lock, a leaf (lock-order.h). */
+static void
+budget_lock (struct writeback *wb)
+{
+  lock_acquire (&wb->budget_lock, LOCK_RANK_LEAF);
+}
+
+static void
+budget_unlock (struct writeback *wb)
+{
+  lock_release (&wb->budget_lock);
+}
 
 static bool
 budget_bytes_valid (uint64_t bytes)
@@ -81,9 +95,9 @@ budget_available (struct writeback *wb)
 {
   uint64_t now = budget_now_ns (wb);
 
-  pthread_mutex_lock (&wb->budget_lock);
+  budget_lock (wb);
   uint64_t bytes = token_bucket_available (&wb->budget, now);
-  pthread_mutex_unlock (&wb->budget_lock);
+  budget_unlock (wb);
   return bytes;
 }
 
@@ -92,7 +106,7 @@ tier_bytes_written (struct writeback *wb)
 {
   struct tier_stats t;
 
-  tier_stats (wb->store->tier, &t);
+  tier_stats (wb->tier, &t);
   return t.bytes_written;
 }
 
@@ -115,21 +129,23 @@ writeback_budget_init (struct writeback *wb, const struct store_config *config)
 int
 writeback_budget_check (struct writeback *wb)
 {
+  lock_assert_held (&wb->mutex);
   if (budget_available (wb) >= STORE_MIN_WRITEBACK_BUDGET_BYTES)
     return 0;
-  counter_add (&wb->store->count.writeback_budget_stops, 1);
+  counter_add (&wb->count->writeback_budget_stops, 1);
   return -EDQUOT;
 }
 
 void
 writeback_budget_charge (struct writeback *wb)
 {
+  lock_assert_held (&wb->mutex);
   uint64_t written = tier_bytes_written (wb);
   uint64_t now = budget_now_ns (wb);
 
-  pthread_mutex_lock (&wb->budget_lock);
+  budget_lock (wb);
   token_bucket_take (&wb->budget, written - wb->budget_charged_bytes, now);
-  pthread_mutex_unlock (&wb->budget_lock);
+  budget_unlock (wb);
   wb->budget_charged_bytes = written;
 }
 
@@ -145,40 +161,32 @@ writeback_budget_stats (struct writeback *wb, struct store_stats *s)
 {
   uint64_t now = budget_now_ns (wb);
 
-  pthread_mutex_lock (&wb->budget_lock);
+  budget_lock (wb);
   s->writeback_limit_bytes = wb->budget_setting.limit_bytes_per_day;
   if (s->writeback_limit_bytes)
     s->writeback_budget_bytes = token_bucket_available (&wb->budget, now);
-  pthread_mutex_unlock (&wb->budget_lock);
+  budget_unlock (wb);
 }
 
 int
-store_set_writeback_budget (struct store *store,
-                            const struct store_writeback_budget *budget)
+writeback_set_budget (struct writeback *wb,
+                      const struct store_writeback_budget *budget)
 {
-  struct writeback *wb = store->writeback;
-
-  if (wb == NULL || !budget_valid (budget))
+  if (!budget_valid (budget))
     return -EINVAL;
   uint64_t now = budget_now_ns (wb);
-  pthread_mutex_lock (&wb->budget_lock);
+  budget_lock (wb);
   wb->budget_setting = *budget;
   token_bucket_change (&wb->budget, budget->limit_bytes_per_day,
                        burst_bytes (budget), now);
-  pthread_mutex_unlock (&wb->budget_lock);
+  budget_unlock (wb);
   return 0;
 }
 
 void
-store_get_writeback_budget (struct store *store,
-                            struct store_writeback_budget *budget)
+writeback_budget (struct writeback *wb, struct store_writeback_budget *budget)
 {
-  struct writeback *wb = store->writeback;
-
-  *budget = (struct store_writeback_budget) { 0 };
-  if (wb == NULL)
-    return;
-  pthread_mutex_lock (&wb->budget_lock);
+  budget_lock (wb);
   *budget = wb->budget_setting;
-  pthread_mutex_unlock (&wb->budget_lock);
+  budget_unlock (wb);
 }

@@ -4,36 +4,23 @@
  *                         how much, writers waiting for room, compaction
  *   writeback-select.c    which pages: CLOCK, idle ages, the age sweep
  *   writeback-batch.c     a batch: fill, submit, settle each page, backoff
- *   writeback-clean.c     the store's answers to the tier's cleaner
+ *   writeback-clean.c     the slots' answers to the tier's cleaner
  *   writeback-settings.c  batch size and idle-writeback settings
  *   writeback-budget.c    how much may be written: bytes a day, a burst
  *   writeback-reads.c     pages the kernel has read back, to disk
- *   pool-limit.c          the pool limit and its accept threshold
  *
- * Lock order: writeback mutex (one batcher at a time: hand, batch,
- * pending list, cleaner, backoff) -> slot stripe lock ->
- * { allocator locks | tier lock }.  The wake lock guards the thread's
- * start, stop, wake-ups and the count of completed batches; it is a leaf,
- * taken under the writeback mutex when a batch completes.  The reads
- * lock (writeback-reads.c) is taken under a slot lock and is a leaf.  The
- * budget lock (writeback-budget.c) is a leaf, taken under the writeback
- * mutex by the batcher and alone by the setters and the stats.
+ * What the writer works on it is handed at creation (writeback.h,
+ * struct writeback_context): slots only through slot-state.h.  Each
+ * field below says what guards it; the order of its four locks among
+ * the others is lock-order.h's.
  */
 #ifndef CSWAP_WRITEBACK_INTERNAL_H
 #define CSWAP_WRITEBACK_INTERNAL_H
 
 #include <pthread.h>
 
-#include "store-internal.h"
 #include "token-bucket.h"
-
-enum pick { PICK_CLOCK, PICK_IDLE, PICK_ALL, PICK_READ_MARKED };
-
-struct selection {
-  enum pick pick;
-  unsigned min_age;             /* PICK_IDLE */
-  bool include_huge;
-};
+#include "writeback.h"
 
 /* A page in the batch in flight. */
 struct pending {
@@ -42,78 +29,115 @@ struct pending {
 };
 
 struct writeback {
-  struct store *store;
+  /* Set at creation: writeback.h's context. */
+  struct slot_state *slots;
+  struct pool_limit *limit;
+  struct tier *tier;
+  struct auto_compact *compactor;
+  struct store_counters *count;
 
-  pthread_mutex_t mutex;        /* one batcher: guards the fields below */
-  struct tier_batch *batch;
-  struct pending pending[STORE_MAX_WRITEBACK_BATCH];
-  unsigned pending_count;
-  uint64_t hand;                /* CLOCK */
-  struct tier_cleaner *cleaner;
-  uint64_t retry_after_ns;
-  unsigned backoff_ms;
-  unsigned batches_since_compact;
+  pthread_mutex_t mutex;        /* the writeback mutex: one batcher */
+  struct tier_batch *batch;     /* protected by mutex */
+  struct pending pending[STORE_MAX_WRITEBACK_BATCH];    /* protected by mutex */
+  unsigned pending_count;       /* protected by mutex */
+  uint64_t hand;                /* protected by mutex: CLOCK */
+  struct tier_cleaner *cleaner; /* protected by mutex */
+  uint64_t retry_after_ns;      /* protected by mutex */
+  unsigned backoff_ms;          /* protected by mutex */
+  unsigned batches_since_compact;       /* protected by mutex */
 
-  _Atomic unsigned batch_pages, idle_seconds;   /* writeback-settings.c */
+  /* writeback-settings.c: relaxed atomics, no lock. */
+  _Atomic unsigned batch_pages, idle_seconds;
 
   /* writeback-budget.c */
-  uint64_t (*budget_clock) (void *arg);         /* set at creation */
-  void *budget_clock_arg;
-  uint64_t budget_charged_bytes;        /* the tier's bytes_written, as last
-                                           taken from the budget: mutex */
-  pthread_mutex_t budget_lock;          /* guards the two below */
-  struct token_bucket budget;
-  struct store_writeback_budget budget_setting;
+  uint64_t (*budget_clock) (void *arg); /* set at creation */
+  void *budget_clock_arg;               /* set at creation */
+  uint64_t budget_charged_bytes;        /* protected by mutex: the tier's
+                                           bytes_written, as last taken
+                                           from the budget */
+  pthread_mutex_t budget_lock;
+  struct token_bucket budget;           /* protected by budget_lock */
+  struct store_writeback_budget budget_setting; /* protected by
+                                                   budget_lock */
 
   bool reads_enabled;           /* writeback-reads.c; set at creation */
   uint64_t reads_wait_ns;       /* between rotations; set at creation */
-  pthread_mutex_t reads_lock;   /* guards the five fields below */
-  uint32_t *reads_noting;       /* slots read since the last rotation */
-  unsigned reads_noted;
-  uint32_t *reads_waiting;      /* the generation before: judged next */
-  unsigned reads_waiting_count;
-  uint64_t reads_rotated_ns;
+  pthread_mutex_t reads_lock;
+  uint32_t *reads_noting;       /* protected by reads_lock: slots read
+                                   since the last rotation */
+  unsigned reads_noted;         /* protected by reads_lock */
+  uint32_t *reads_waiting;      /* protected by reads_lock: the generation
+                                   before, judged next */
+  unsigned reads_waiting_count; /* protected by reads_lock */
+  uint64_t reads_rotated_ns;    /* the writer thread's only */
 
-  pthread_mutex_t wake_lock;    /* guards the fields below */
+  pthread_mutex_t wake_lock;
   pthread_cond_t wake;          /* the thread waits for work */
   pthread_cond_t room;          /* writers wait for a batch */
-  bool running, stop, kicked;
-  uint64_t batches_done;        /* batches completed, by anyone */
-  int room_verdict;             /* the last one's: 0, or -ENOSPC */
-  unsigned room_wanted;         /* writers waiting for a batch */
-  pthread_t thread;
+  bool running, stop, kicked;   /* protected by wake_lock */
+  uint64_t batches_done;        /* protected by wake_lock: batches
+                                   completed, by anyone */
+  int room_verdict;             /* protected by wake_lock: the last
+                                   batch's, 0 or -ENOSPC */
+  unsigned room_wanted;         /* protected by wake_lock: writers waiting
+                                   for a batch */
+  pthread_t thread;             /* protected by wake_lock */
 };
+
+/* The writeback mutex and the wake lock, at their ranks (lock-order.h). */
+static inline void
+writeback_lock (struct writeback *wb)
+{
+  lock_acquire (&wb->mutex, LOCK_RANK_WRITEBACK);
+}
+
+static inline void
+writeback_unlock (struct writeback *wb)
+{
+  lock_release (&wb->mutex);
+}
+
+static inline void
+wake_lock (struct writeback *wb)
+{
+  lock_acquire (&wb->wake_lock, LOCK_RANK_LEAF);
+}
+
+static inline void
+wake_unlock (struct writeback *wb)
+{
+  lock_release (&wb->wake_lock);
+}
 
 /* writeback-select.c */
 /* Fills the batch with up to MAX pages chosen by SEL, sweeping from
  * *CURSOR for at most *BUDGET slots.  Returns 0, or -ENOSPC when the
  * backing file is full.  Mutex held.
  */
-extern int writeback_gather (struct writeback *wb, const struct selection *sel,
+extern int writeback_gather (struct writeback *wb,
+                             const struct slot_selection *sel,
                              uint64_t *cursor, uint64_t *budget, unsigned max);
-/* Adds slot SLOT of CHUNK to the batch if SEL picks it, under the slot's
- * lock.  0, -E2BIG when the batch is full, or -ENOSPC.  Mutex held.
+/* Adds SLOT to the batch if SEL picks it, under the slot's lock.  0,
+ * -E2BIG when the batch is full, or -ENOSPC.  Mutex held.
  */
 extern int writeback_offer_slot (struct writeback *wb,
-                                 const struct selection *sel,
-                                 struct slot_chunk *chunk, uint64_t slot);
+                                 const struct slot_selection *sel,
+                                 uint64_t slot);
 /* Seconds between idle sweeps. */
 extern unsigned writeback_age_period_s (struct writeback *wb);
 /* Advances the idle age of every page in memory of the chunk holding
  * SLOT, a slot lock at a time.
  */
-extern void writeback_age_chunk (struct store *store, uint64_t slot);
+extern void writeback_age_chunk (struct writeback *wb, uint64_t slot);
 /* The age a page idle at least IDLE_SECONDS has reached. */
 extern unsigned writeback_idle_min_age (struct writeback *wb,
                                         unsigned idle_seconds);
 
 /* writeback-batch.c: all with the mutex held. */
-/* Adds one object to the batch under the slot's lock already held; a
+/* Adds SLOT's object to the batch under the slot's lock already held; a
  * slot already in the batch is left out (0).
  */
-extern int writeback_batch_add (struct writeback *wb, uint32_t slot,
-                                struct slot_chunk *chunk, unsigned i,
-                                const void *bytes, uint32_t length);
+extern int writeback_batch_add (struct writeback *wb, uint32_t slot);
 /* Before a batch fills: the budget's check, the cleaner, and the batch's
  * cap.  0, or -EDQUOT when the budget is spent (nothing written, no
  * cleaning either).
@@ -130,7 +154,8 @@ extern bool writeback_in_backoff (struct writeback *wb);
  * even when it fails; returns 0 or a negative errno.
  */
 extern int writeback_run_batch (struct writeback *wb,
-                                const struct selection *sel, uint64_t *cursor,
+                                const struct slot_selection *sel,
+                                uint64_t *cursor,
                                 uint64_t *budget, unsigned max,
                                 struct store_writeback_result *done);
 /* A batch completed: ends the wait of every writer who asked for room
@@ -139,8 +164,8 @@ extern int writeback_run_batch (struct writeback *wb,
  */
 extern void writeback_post_batch (struct writeback *wb, int verdict);
 
-/* writeback-clean.c: the tier's cleaner, with the store as its owner. */
-extern struct tier_cleaner *writeback_cleaner_create (struct store *store);
+/* writeback-clean.c: the tier's cleaner, with the slots as its owner. */
+extern struct tier_cleaner *writeback_cleaner_create (struct writeback *wb);
 /* Keeps a couple of segments free for new batches.  Mutex held, the
  * batch empty.
  */

@@ -28,9 +28,9 @@
  * Pages read from disk then stay there (no promotion): they would only be
  * noted again.
  *
- * Lock order (writeback-internal.h): a reader notes under its slot lock,
- * so slot stripe lock -> reads lock; the writer takes the reads lock alone
- * to rotate the generations.
+ * Locks: a reader notes under its slot lock, so the reads lock is taken
+ * under a slot lock; the writer takes it alone to rotate the generations
+ * (lock order: lock-order.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -74,51 +74,43 @@ writeback_keeps_reads (struct writeback *wb)
 }
 
 void
-writeback_note_read (struct writeback *wb, struct slot_chunk *chunk,
-                     unsigned i, uint32_t slot, uint8_t flags_before)
+writeback_note_read (struct writeback *wb, uint32_t slot, bool was_marked)
 {
-  uint8_t flags = chunk->flags[i];
-
-  if (slot_flags_read_marked (flags_before)
-      || slot_flags_type (flags) != SLOT_STORED
-      || (flags & SLOT_DEFERRED))
+  if (was_marked || !slot_read_markable (wb->slots, slot))
     return;
-  pthread_mutex_lock (&wb->reads_lock);
+  lock_acquire (&wb->reads_lock, LOCK_RANK_LEAF);
   if (wb->reads_noted < READ_QUEUE_PAGES) {
     wb->reads_noting[wb->reads_noted++] = slot;
-    chunk->flags[i] = slot_flags_mark_read (flags);
+    slot_mark_read (wb->slots, slot);
   }
-  pthread_mutex_unlock (&wb->reads_lock);
+  lock_release (&wb->reads_lock);
 }
 
 /* Writes the pages of SLOTS still marked, in batches. */
 static void
 write_marked (struct writeback *wb, const uint32_t *slots, unsigned count)
 {
-  struct store *store = wb->store;
-  const struct selection sel = { .pick = PICK_READ_MARKED,
-                                 .include_huge = true };
+  const struct slot_selection sel = { .pick = SLOT_PICK_READ_MARKED,
+                                      .include_huge = true };
   unsigned n = 0;
 
   while (n < count) {
     unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
     int r = 0;
 
-    pthread_mutex_lock (&wb->mutex);
+    writeback_lock (wb);
     if (writeback_in_backoff (wb) || writeback_begin_batch (wb)) {
-      pthread_mutex_unlock (&wb->mutex);
+      writeback_unlock (wb);
       return;                   /* the disk is failing or the budget spent:
                                    they stay */
     }
     while (n < count && wb->pending_count < max
-           && (r = writeback_offer_slot (wb, &sel,
-                                         slot_chunk (&store->table, slots[n]),
-                                         slots[n])) == 0)
+           && (r = writeback_offer_slot (wb, &sel, slots[n])) == 0)
       n++;
     int moved = writeback_flush (wb);
-    pthread_mutex_unlock (&wb->mutex);
+    writeback_unlock (wb);
     if (moved > 0)
-      counter_add (&store->count.read_pages_written_back, moved);
+      counter_add (&wb->count->read_pages_written_back, moved);
     if (r == -ENOSPC || moved < 0)
       return;                   /* the backing file is full or failing */
   }
@@ -140,12 +132,12 @@ writeback_drain_reads (struct writeback *wb)
     return;
   write_marked (wb, wb->reads_waiting, wb->reads_waiting_count);
 
-  pthread_mutex_lock (&wb->reads_lock);
+  lock_acquire (&wb->reads_lock, LOCK_RANK_LEAF);
   uint32_t *judged = wb->reads_waiting;
   wb->reads_waiting = wb->reads_noting;
   wb->reads_waiting_count = wb->reads_noted;
   wb->reads_noting = judged;
   wb->reads_noted = 0;
-  pthread_mutex_unlock (&wb->reads_lock);
+  lock_release (&wb->reads_lock);
   wb->reads_rotated_ns = now;
 }

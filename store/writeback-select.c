@@ -10,12 +10,12 @@
  * (writeback-reads.c).  Same-filled pages never go to disk (they live in
  * the slot word); raw pages do.
  *
- * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock.
- * The sweeps take one slot lock at a time.
+ * What each bit means and how a page is picked is slot-state.c's
+ * (slot_select); here is the sweep.  The sweeps take one slot lock at a
+ * time, under the writeback mutex (lock order: lock-order.h).
  */
 #include <errno.h>
 
-#include "page.h"
 #include "writeback-internal.h"
 
 /* Without idle writeback, pages still age (for store_writeback idle=S). */
@@ -32,78 +32,36 @@ writeback_age_period_s (struct writeback *wb)
   return idle ? idle / 3 + (idle % 3 != 0) : DEFAULT_AGE_PERIOD_S;
 }
 
-/* Whether slot I of CHUNK goes into this batch; CLOCK clears the
- * referenced bits it passes.  Called with the slot's lock held.
- */
-static bool
-select_slot (const struct selection *sel, struct slot_chunk *chunk, unsigned i)
-{
-  uint8_t flags = chunk->flags[i];
-
-  /* A deferred page is about to shrink: write it when it has.  A page
-   * already in this batch (the hand's second lap) must not go twice: the
-   * bit is the quick test, writeback_batch_add the exact one, for a page
-   * touched since it was copied.
-   */
-  if (slot_flags_type (flags) != SLOT_STORED
-      || (flags & (SLOT_DEFERRED | SLOT_WRITEBACK))
-      || (!sel->include_huge
-          && slot_word_length (chunk->word[i]) == CSWAP_PAGE_SIZE))
-    return false;
-  switch (sel->pick) {
-  case PICK_CLOCK:
-    if (flags & SLOT_REFERENCED) {
-      chunk->flags[i] = flags & ~SLOT_REFERENCED;
-      return false;
-    }
-    return true;
-  case PICK_IDLE:
-    return slot_flags_age (flags) >= sel->min_age;
-  case PICK_ALL:
-    return true;
-  case PICK_READ_MARKED:
-    return slot_flags_read_marked (flags);
-  }
-  return false;
-}
-
 int
-writeback_offer_slot (struct writeback *wb, const struct selection *sel,
-                      struct slot_chunk *chunk, uint64_t slot)
+writeback_offer_slot (struct writeback *wb, const struct slot_selection *sel,
+                      uint64_t slot)
 {
-  struct store *store = wb->store;
-  unsigned i = slot % SLOTS_PER_CHUNK;
-  pthread_mutex_t *lock = slot_lock (&store->table, slot);
   int r = 0;
 
-  pthread_mutex_lock (lock);
-  if (select_slot (sel, chunk, i)) {
-    uint64_t word = chunk->word[i];
-    r = writeback_batch_add (wb, slot, chunk, i,
-                             zs_object (store->pool, slot_word_handle (word)),
-                             slot_word_length (word));
-  }
-  pthread_mutex_unlock (lock);
+  slot_lock (wb->slots, slot);
+  if (slot_select (wb->slots, slot, sel))
+    r = writeback_batch_add (wb, slot);
+  slot_unlock (wb->slots, slot);
   return r;
 }
 
 int
-writeback_gather (struct writeback *wb, const struct selection *sel,
+writeback_gather (struct writeback *wb, const struct slot_selection *sel,
                   uint64_t *cursor, uint64_t *budget, unsigned max)
 {
-  struct store *store = wb->store;
-  struct slot_table *table = &store->table;
+  uint64_t slots = wb->slots->table.slots;
 
+  lock_assert_held (&wb->mutex);
   while (wb->pending_count < max && *budget > 0) {
     uint64_t slot = *cursor;
-    struct slot_chunk *chunk = slot_chunk (table, slot);
-    uint64_t step = chunk ? 1 : SLOTS_PER_CHUNK - slot % SLOTS_PER_CHUNK;
+    bool exists = slot_exists (wb->slots, slot);
+    uint64_t step = exists ? 1 : SLOTS_PER_CHUNK - slot % SLOTS_PER_CHUNK;
 
     *budget -= step < *budget ? step : *budget;
-    *cursor = slot + step < table->slots ? slot + step : 0;
-    if (chunk == NULL)
+    *cursor = slot + step < slots ? slot + step : 0;
+    if (!exists)
       continue;
-    int r = writeback_offer_slot (wb, sel, chunk, slot);
+    int r = writeback_offer_slot (wb, sel, slot);
     if (r == -E2BIG)
       break;                    /* the buffer is full: submit what we have */
     if (r)
@@ -113,21 +71,18 @@ writeback_gather (struct writeback *wb, const struct selection *sel,
 }
 
 void
-writeback_age_chunk (struct store *store, uint64_t slot)
+writeback_age_chunk (struct writeback *wb, uint64_t slot)
 {
-  struct slot_chunk *chunk = slot_chunk (&store->table, slot);
+  uint64_t slots = wb->slots->table.slots;
 
-  if (chunk == NULL)
+  if (!slot_exists (wb->slots, slot))
     return;
   slot -= slot % SLOTS_PER_CHUNK;
-  for (unsigned i = 0; i < SLOTS_PER_CHUNK && slot + i < store->table.slots; i++) {
-    pthread_mutex_t *lock = slot_lock (&store->table, slot + i);
-    pthread_mutex_lock (lock);
-    uint8_t flags = chunk->flags[i];
-    if (slot_flags_type (flags) == SLOT_STORED
-        && slot_flags_age (flags) < SLOT_AGE_MAX)
-      chunk->flags[i] = slot_flags_with_age (flags, slot_flags_age (flags) + 1);
-    pthread_mutex_unlock (lock);
+  for (uint64_t end = slot + SLOTS_PER_CHUNK; slot < end && slot < slots;
+       slot++) {
+    slot_lock (wb->slots, slot);
+    slot_age (wb->slots, slot);
+    slot_unlock (wb->slots, slot);
   }
 }
 

@@ -1,5 +1,6 @@
 /* cswap: writeback — its settings: pages per batch and idle writeback.
- * (The pool limit and the accept threshold are pool-limit.c's.)
+ * (The pool limit and the accept threshold are pool-limit.c's; the
+ * store's setters, which refuse them without a writer, store-settings.c.)
  *
  * Threads: atomics, read by the writer on every batch; no lock.
  */
@@ -25,31 +26,31 @@ writeback_settings_init (struct writeback *wb,
 }
 
 int
-store_set_writeback_batch (struct store *store, unsigned pages)
+writeback_set_batch (struct writeback *wb, unsigned pages)
 {
-  if (store->writeback == NULL || pages < 1 || pages > STORE_MAX_WRITEBACK_BATCH)
+  if (pages < 1 || pages > STORE_MAX_WRITEBACK_BATCH)
     return -EINVAL;
-  atomic_store (&store->writeback->batch_pages, pages);
+  atomic_store (&wb->batch_pages, pages);
   return 0;
 }
 
 unsigned
-store_get_writeback_batch (struct store *store)
+writeback_batch (struct writeback *wb)
 {
-  return store->writeback ? atomic_load (&store->writeback->batch_pages) : 0;
+  return atomic_load (&wb->batch_pages);
 }
 
 int
-store_set_idle_writeback (struct store *store, unsigned seconds)
+writeback_set_idle (struct writeback *wb, unsigned seconds)
 {
-  if (store->writeback == NULL || seconds > STORE_MAX_IDLE_WRITEBACK_S)
+  if (seconds > STORE_MAX_IDLE_WRITEBACK_S)
     return -EINVAL;
-  atomic_store (&store->writeback->idle_seconds, seconds);
+  atomic_store (&wb->idle_seconds, seconds);
   return 0;
 }
 
 unsigned
-store_get_idle_writeback (struct store *store)
+writeback_idle (struct writeback *wb)
 {
-  return store->writeback ? atomic_load (&store->writeback->idle_seconds) : 0;
+  return atomic_load (&wb->idle_seconds);
 }

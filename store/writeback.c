@@ -32,8 +32,8 @@
  * memory, serving writers that wait for room between chunks, and with
  * idle writeback on, writes out those that reached the top age.
  *
- * Lock order (writeback-internal.h): writeback mutex -> slot stripe lock
- * -> { allocator locks | tier lock }; the wake lock is a leaf.
+ * Locks: the writeback mutex and the wake lock (writeback-internal.h);
+ * lock order: lock-order.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,10 +57,8 @@
 static void
 compact_pool (struct writeback *wb)
 {
-  struct zs_compact_result result;
-
-  if (!auto_compact_request (wb->store->auto_compact))
-    store_compact (wb->store, &result);
+  lock_assert_held (&wb->mutex);
+  auto_compact_soon (wb->compactor);
   wb->batches_since_compact = 0;
 }
 
@@ -71,16 +69,15 @@ compact_pool (struct writeback *wb)
 static int
 pressure_batch (struct writeback *wb)
 {
-  struct store *store = wb->store;
-  struct selection sel = { .pick = PICK_CLOCK, .include_huge = true };
-  uint64_t budget = 2 * store->table.slots;     /* two laps: a second chance */
+  struct slot_selection sel = { .pick = SLOT_PICK_CLOCK, .include_huge = true };
+  uint64_t budget = 2 * wb->slots->table.slots; /* two laps: a second chance */
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   struct store_writeback_result done = { 0 };
   int r = writeback_run_batch (wb, &sel, &wb->hand, &budget, max, &done);
 
   if (done.pages_written > 0
       && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
-          || pool_at_limit (store)))
+          || pool_limit_reached (wb->limit)))
     compact_pool (wb);
   return done.pages_written > 0 ? (int) done.pages_written : r;
 }
@@ -91,25 +88,23 @@ make_room_here (struct writeback *wb, unsigned needed_pages)
 {
   int r = -ENOSPC;
 
-  pthread_mutex_lock (&wb->mutex);
-  if (pool_has_room (wb->store, needed_pages)
+  writeback_lock (wb);
+  if (pool_limit_has_room (wb->limit, needed_pages)
       || (!writeback_in_backoff (wb) && pressure_batch (wb) > 0))
     r = 0;
-  pthread_mutex_unlock (&wb->mutex);
+  writeback_unlock (wb);
   return r;
 }
 
 int
-writeback_make_room (struct store *store, unsigned needed_pages)
+writeback_make_room (struct writeback *wb, unsigned needed_pages)
 {
-  struct writeback *wb = store->writeback;
-
-  counter_add (&store->count.writes_waited, 1);
-  if (pool_has_room (store, needed_pages))
+  counter_add (&wb->count->writes_waited, 1);
+  if (pool_limit_has_room (wb->limit, needed_pages))
     return 0;
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   if (!wb->running || wb->stop) {
-    pthread_mutex_unlock (&wb->wake_lock);
+    wake_unlock (wb);
     return make_room_here (wb, needed_pages);
   }
   uint64_t asked_at = wb->batches_done;
@@ -121,7 +116,7 @@ writeback_make_room (struct store *store, unsigned needed_pages)
   /* Stopped before a batch: try again, and make room here next time. */
   int r = wb->batches_done != asked_at ? wb->room_verdict : 0;
   wb->room_wanted--;
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
   return r;
 }
 
@@ -129,10 +124,10 @@ writeback_make_room (struct store *store, unsigned needed_pages)
 static bool
 writers_waiting (struct writeback *wb, bool *stop)
 {
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   bool waiting = wb->room_wanted > 0;
   *stop = wb->stop;
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
   return waiting;
 }
 
@@ -142,26 +137,25 @@ writers_waiting (struct writeback *wb, bool *stop)
 static void
 relieve_pressure (struct writeback *wb)
 {
-  struct store *store = wb->store;
   bool stop, waiting = writers_waiting (wb, &stop);
   unsigned empty_passes = 0;
 
-  if (!waiting && !pool_at_limit (store))
+  if (!waiting && !pool_limit_reached (wb->limit))
     return;
   while (!stop) {
     /* The limit may be lifted (set to 0: no limit) meanwhile: then there
      * is no threshold to reach, and no writer needs room.
      */
-    if (pool_limit_bytes (store) == 0) {
+    if (pool_limit_bytes (wb->limit) == 0) {
       if (waiting)
         writeback_post_batch (wb, 0);
       break;
     }
-    if (!waiting && !pool_above_threshold (store))
+    if (!waiting && !pool_limit_above_threshold (wb->limit))
       break;
-    pthread_mutex_lock (&wb->mutex);
+    writeback_lock (wb);
     int moved = writeback_in_backoff (wb) ? -EAGAIN : pressure_batch (wb);
-    pthread_mutex_unlock (&wb->mutex);
+    writeback_unlock (wb);
     waiting = writers_waiting (wb, &stop);
     if (moved <= 0) {
       /* CLOCK found nothing: pages touched between its two laps have
@@ -177,16 +171,17 @@ relieve_pressure (struct writeback *wb)
        */
       if (waiting) {
         struct zs_compact_result compacted;
-        store_compact (store, &compacted);
-        writeback_post_batch (wb, pool_has_room (store, ZS_MAX_PAGES_PER_ZSPAGE)
+        auto_compact_run (wb->compactor, &compacted);
+        writeback_post_batch (wb, pool_limit_has_room (wb->limit,
+                                                       ZS_MAX_PAGES_PER_ZSPAGE)
                                   ? 0 : -ENOSPC);
       }
       break;
     }
   }
-  pthread_mutex_lock (&wb->mutex);
+  writeback_lock (wb);
   compact_pool (wb);
-  pthread_mutex_unlock (&wb->mutex);
+  writeback_unlock (wb);
 }
 
 /* Advances the idle age of every page in memory, serving writers that
@@ -195,15 +190,15 @@ relieve_pressure (struct writeback *wb)
 static void
 age_sweep (struct writeback *wb)
 {
-  struct store *store = wb->store;
+  uint64_t slots = wb->slots->table.slots;
 
-  for (uint64_t slot = 0; slot < store->table.slots; slot += SLOTS_PER_CHUNK) {
+  for (uint64_t slot = 0; slot < slots; slot += SLOTS_PER_CHUNK) {
     bool stop;
     if (writers_waiting (wb, &stop))
       relieve_pressure (wb);
     if (stop)
       return;
-    writeback_age_chunk (store, slot);
+    writeback_age_chunk (wb, slot);
   }
 }
 
@@ -211,10 +206,10 @@ age_sweep (struct writeback *wb)
  * (0: all).
  */
 static int
-sweep_writeback (struct writeback *wb, const struct selection *sel,
+sweep_writeback (struct writeback *wb, const struct slot_selection *sel,
                  uint64_t max_pages, struct store_writeback_result *result)
 {
-  uint64_t cursor = 0, budget = wb->store->table.slots;
+  uint64_t cursor = 0, budget = wb->slots->table.slots;
   int r = 0;
 
   *result = (struct store_writeback_result) { 0 };
@@ -222,10 +217,10 @@ sweep_writeback (struct writeback *wb, const struct selection *sel,
     unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
     if (max_pages && max_pages - result->pages_written < max)
       max = max_pages - result->pages_written;
-    pthread_mutex_lock (&wb->mutex);
+    writeback_lock (wb);
     r = writeback_in_backoff (wb) ? -EAGAIN
       : writeback_run_batch (wb, sel, &cursor, &budget, max, result);
-    pthread_mutex_unlock (&wb->mutex);
+    writeback_unlock (wb);
     if (r < 0)
       break;
   }
@@ -242,7 +237,7 @@ writer_thread (void *opaque)
    * reserves as an I/O flusher (needs CAP_SYS_RESOURCE; fine without).
    */
   prctl (PR_SET_IO_FLUSHER, 1, 0, 0, 0);
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   while (!wb->stop) {
     if (!wb->kicked) {
       uint64_t until = monotonic_ns () + 1000000000ull;   /* check the pool each second */
@@ -257,34 +252,40 @@ writer_thread (void *opaque)
     wb->kicked = false;
     if (wb->stop)
       break;
-    pthread_mutex_unlock (&wb->wake_lock);
+    wake_unlock (wb);
 
     relieve_pressure (wb);
     writeback_drain_reads (wb);
     if (monotonic_ns () >= next_age_ns) {
       age_sweep (wb);
       if (atomic_load_explicit (&wb->idle_seconds, memory_order_relaxed)) {
-        struct selection sel = { .pick = PICK_IDLE, .min_age = SLOT_AGE_MAX };
+        struct slot_selection sel = { .pick = SLOT_PICK_IDLE,
+                                      .min_age = SLOT_AGE_MAX };
         struct store_writeback_result result;
         sweep_writeback (wb, &sel, 0, &result);
       }
       next_age_ns = monotonic_ns () + writeback_age_period_s (wb) * 1000000000ull;
     }
-    pthread_mutex_lock (&wb->wake_lock);
+    wake_lock (wb);
   }
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
   return NULL;
 }
 
 struct writeback *
-writeback_create (struct store *store, const struct store_config *config)
+writeback_create (const struct writeback_context *ctx,
+                  const struct store_config *config)
 {
   struct writeback *wb = calloc (1, sizeof *wb);
 
   if (wb == NULL)
     return NULL;
-  wb->store = store;
-  wb->cleaner = writeback_cleaner_create (store);
+  wb->slots = ctx->slots;
+  wb->limit = ctx->limit;
+  wb->tier = ctx->tier;
+  wb->compactor = ctx->compactor;
+  wb->count = ctx->count;
+  wb->cleaner = writeback_cleaner_create (wb);
   wb->batch = tier_batch_create (STORE_MAX_WRITEBACK_BATCH);
   if (wb->cleaner == NULL || wb->batch == NULL) {
     tier_batch_destroy (wb->batch);
@@ -307,7 +308,7 @@ writeback_create (struct store *store, const struct store_config *config)
     errno = ENOMEM;
     return NULL;
   }
-  if (pool_accept_threshold_init (store, config->accept_threshold_percent)
+  if (pool_limit_threshold_init (wb->limit, config->accept_threshold_percent)
       || writeback_settings_init (wb, config)
       || writeback_budget_init (wb, config)) {
     writeback_destroy (wb);
@@ -341,13 +342,13 @@ writeback_start (struct writeback *wb)
 
   if (wb == NULL)
     return 0;
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   if (!wb->running) {
     wb->stop = false;
     r = -pthread_create (&wb->thread, NULL, writer_thread, wb);
     wb->running = r == 0;
   }
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
   return r;
 }
 
@@ -356,33 +357,28 @@ writeback_stop (struct writeback *wb)
 {
   if (wb == NULL)
     return;
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   bool running = wb->running;
   wb->stop = true;
   pthread_cond_signal (&wb->wake);
   pthread_cond_broadcast (&wb->room);
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
   if (running)
     pthread_join (wb->thread, NULL);
-  pthread_mutex_lock (&wb->wake_lock);
+  wake_lock (wb);
   wb->running = false;
-  pthread_mutex_unlock (&wb->wake_lock);
+  wake_unlock (wb);
 }
 
 int
-store_writeback (struct store *store, unsigned idle_seconds,
+writeback_sweep (struct writeback *wb, unsigned idle_seconds,
                  uint64_t max_pages, bool include_huge,
                  struct store_writeback_result *result)
 {
-  struct writeback *wb = store->writeback;
-  struct selection sel = { .pick = idle_seconds ? PICK_IDLE : PICK_ALL,
-                           .include_huge = include_huge };
+  struct slot_selection sel = {
+    .pick = idle_seconds ? SLOT_PICK_IDLE : SLOT_PICK_ALL,
+    .include_huge = include_huge };
 
-  *result = (struct store_writeback_result) { 0 };
-  if (idle_seconds > STORE_MAX_IDLE_WRITEBACK_S)
-    return -EINVAL;
-  if (wb == NULL)
-    return -ENODEV;
   if (idle_seconds)
     sel.min_age = writeback_idle_min_age (wb, idle_seconds);
   return sweep_writeback (wb, &sel, max_pages, result);

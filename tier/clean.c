@@ -17,9 +17,9 @@
  * record can be written at a freed FROM meanwhile: comparing offsets is
  * enough.
  *
- * Lock order: the caller's batching serialisation -> owner lock (one at a
- * time) -> tier->lock.  The owner lock is dropped before a batch is
- * submitted and settled, which takes owner locks itself.
+ * One owner lock at a time, dropped before a batch is submitted and
+ * settled, which takes owner locks itself.  Lock order:
+ * common/lock-order.h.
  */
 #include <errno.h>
 #include <stdlib.h>

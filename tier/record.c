@@ -1,6 +1,6 @@
 /* cswap: the tier's on-disk record (see record.h for the layout).
  *
- * Lock order: no lock; the format is set at open, and its count is the
+ * No lock: the format is set at open, and its count is the
  * batching caller's.
  */
 #include <errno.h>

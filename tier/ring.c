@@ -1,20 +1,15 @@
 /* cswap: the tier's io_uring ring (see ring.h for the contract).
  *
- * Lock order: none; one caller at a time, counters relaxed atomics.
+ * No lock: one caller at a time, counters relaxed atomics.
  */
 #include <errno.h>
 
+#include "counter.h"
 #include "ring.h"
 
 #define RUN_INDEX_BITS 8
 _Static_assert (TIER_MAX_RUNS <= 1u << RUN_INDEX_BITS,
                 "a run index fits in the user data's low byte");
-
-static void
-count (atomic_uint_fast64_t *counter)
-{
-  atomic_fetch_add_explicit (counter, 1, memory_order_relaxed);
-}
 
 /* The first error of a batch is the one it returns. */
 static void
@@ -81,7 +76,7 @@ submit_runs (struct tier_ring *ring, unsigned queued, int *error)
   while (taken < queued) {
     int r = ring->io->submit_and_wait (ring->io_ctx, &ring->uring,
                                        queued - taken);
-    count (&ring->submissions);
+    counter_add (&ring->submissions, 1);
     /* What the kernel took, from its own head: a return value may not
      * say (an interrupted wait after a full submit returns the count,
      * a failed one the error).
@@ -100,7 +95,7 @@ submit_runs (struct tier_ring *ring, unsigned queued, int *error)
       note_error (error, r < 0 ? r : -EIO);
       break;
     }
-    count (&ring->retries);
+    counter_add (&ring->retries, 1);
   }
   return taken;
 }
@@ -119,7 +114,7 @@ reap_runs (struct tier_ring *ring, const struct ring_run *runs,
     struct io_uring_cqe *cqe;
     int r = ring->io->wait_cqe (ring->io_ctx, &ring->uring, &cqe);
     if (r == -EINTR || r == -EAGAIN) {
-      count (&ring->retries);
+      counter_add (&ring->retries, 1);
       continue;
     }
     if (r < 0) {
@@ -131,7 +126,7 @@ reap_runs (struct tier_ring *ring, const struct ring_run *runs,
     unsigned i = tag & ((1u << RUN_INDEX_BITS) - 1);
     io_uring_cqe_seen (&ring->uring, cqe);
     if (tag >> RUN_INDEX_BITS != ring->generation || i >= taken || done[i]) {
-      count (&ring->strays);
+      counter_add (&ring->strays, 1);
       continue;
     }
     done[i] = true;
@@ -167,7 +162,7 @@ ring_write (struct tier_ring *ring, int fd, const struct ring_run *runs,
   bool drained = reap_runs (ring, runs, taken, &error);
   if (queued < n || taken < queued || !drained) {
     ring_close (ring);
-    count (&ring->resets);
+    counter_add (&ring->resets, 1);
   }
   return error;
 }

@@ -28,7 +28,7 @@
  *
  * Threads: one caller at a time (the tier's batching caller, serialised
  * by the store's writeback mutex); the counters are relaxed atomics that
- * any thread may read.  Lock order: no lock.
+ * any thread may read.  No lock.
  */
 #ifndef CSWAP_TIER_RING_H
 #define CSWAP_TIER_RING_H

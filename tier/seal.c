@@ -1,6 +1,6 @@
 /* cswap: sealing the tier's records with AES-256-GCM (see seal.h).
  *
- * Lock order: no lock; the key is written once, at creation, and the
+ * No lock: the key is written once, at creation, and the
  * sealing context is the batching caller's.
  */
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* cswap: what tier.c gives the cleaner (clean.c), and nobody else.
  *
- * Lock order: as tier.h; each of these takes tier->lock briefly, or none.
+ * Each of these takes tier->lock briefly, or none.  Lock order:
+ * common/lock-order.h.
  */
 #ifndef CSWAP_TIER_INTERNAL_H
 #define CSWAP_TIER_INTERNAL_H

@@ -1,8 +1,8 @@
 /* cswap: the backing file (see tier.h for the format and the contract).
  *
- * Lock order: tier->lock is a leaf, taken under the store's writer mutex
- * and slot locks; it guards the segment table, the free-segment stack and
- * the used/live byte counts (and so each segment's generation).  The
+ * tier->lock guards the segment table, the free-segment stack and the
+ * used/live byte counts (and so each segment's generation); lock order:
+ * common/lock-order.h.  The
  * io_uring ring and the open segment's
  * position in a batch belong to the single batching caller.  Other
  * counters are relaxed atomics.
@@ -21,10 +21,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "counter.h"
 #include "io-ops.h"
+#include "lock-order.h"
 #include "record.h"
 #include "ring.h"
 #include "monotonic.h"
+#include "rounding.h"
 #include "tier-internal.h"
 
 _Static_assert (TIER_SEGMENT_BYTES % TIER_BLOCK_BYTES == 0,
@@ -102,18 +105,6 @@ struct tier {
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
   atomic_uint_fast64_t stale_records;
 };
-
-static void
-counter_add (atomic_uint_fast64_t *counter, uint64_t delta)
-{
-  atomic_fetch_add_explicit (counter, delta, memory_order_relaxed);
-}
-
-static uint64_t
-round_up (uint64_t n, uint64_t unit)
-{
-  return (n + unit - 1) / unit * unit;
-}
 
 /* Opening: every failure sets *WHY and errno. */
 static int
@@ -373,6 +364,7 @@ bucket_insert (struct tier *tier, uint32_t s)
   struct segment *seg = &tier->segment[s];
   uint32_t *head = &tier->bucket_head[bucket_of (seg->live_bytes)];
 
+  lock_assert_held (&tier->lock);
   seg->bucket_prev = SEGMENT_NONE;
   seg->bucket_next = *head;
   if (*head != SEGMENT_NONE)
@@ -386,6 +378,7 @@ bucket_remove (struct tier *tier, uint32_t s, uint32_t live_bytes)
 {
   struct segment *seg = &tier->segment[s];
 
+  lock_assert_held (&tier->lock);
   if (seg->bucket_prev != SEGMENT_NONE)
     tier->segment[seg->bucket_prev].bucket_next = seg->bucket_next;
   else
@@ -402,6 +395,7 @@ segment_release (struct tier *tier, uint32_t s)
 {
   struct segment *seg = &tier->segment[s];
 
+  lock_assert_held (&tier->lock);
   tier->used_bytes -= seg->fill_bytes;
   *seg = (struct segment) { .state = SEGMENT_FREE, .backed = seg->backed,
                             .generation = seg->generation };
@@ -418,6 +412,7 @@ segment_close (struct tier *tier, uint32_t s)
   struct segment *seg = &tier->segment[s];
   uint32_t filled = round_up (seg->fill_bytes, TIER_BLOCK_BYTES);
 
+  lock_assert_held (&tier->lock);
   tier->used_bytes += filled - seg->fill_bytes;
   seg->fill_bytes = filled;
   seg->state = SEGMENT_FULL;
@@ -432,6 +427,7 @@ segment_close (struct tier *tier, uint32_t s)
 static bool
 may_grow_locked (const struct tier *tier)
 {
+  lock_assert_held (&tier->lock);
   return tier->fresh_count > 0 && monotonic_ns () >= tier->grow_after_ns;
 }
 
@@ -441,6 +437,7 @@ may_grow_locked (const struct tier *tier)
 static void
 stop_growing_locked (struct tier *tier)
 {
+  lock_assert_held (&tier->lock);
   tier->grow_after_ns = monotonic_ns () + GROW_RETRY_NS;
   /* An open segment without blocks would refuse the next batch too. */
   if (tier->open_segment >= 0 && !tier->segment[tier->open_segment].backed)
@@ -454,14 +451,14 @@ stop_growing_locked (struct tier *tier)
 static void
 grow (struct tier *tier)
 {
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   if (!may_grow_locked (tier)) {
-    pthread_mutex_unlock (&tier->lock);
+    lock_release (&tier->lock);
     return;
   }
   uint32_t s = tier->fresh_stack[--tier->fresh_count];
   bool try_fallocate = !tier->fallocate_unsupported;
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
 
   int error = 0;
   if (try_fallocate
@@ -469,7 +466,7 @@ grow (struct tier *tier)
                     TIER_SEGMENT_BYTES) == -1)
     error = errno;
 
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   if (error == EOPNOTSUPP)
     /* The filesystem cannot say ahead; a write that fails will. */
     tier->fallocate_unsupported = true;
@@ -482,7 +479,7 @@ grow (struct tier *tier)
     stop_growing_locked (tier);
     counter_add (error == ENOSPC ? &tier->enospc_errors : &tier->io_errors, 1);
   }
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
 }
 
 /* Where an object of NEED bytes goes in a segment filled to FILL: here, or
@@ -516,7 +513,7 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   int64_t s;
   bool new_segment;
   for (uint32_t grown = 0;; grown++) {
-    pthread_mutex_lock (&tier->lock);
+    lock_acquire (&tier->lock, LOCK_RANK_TIER);
     s = tier->open_segment;
     if (s >= 0) {
       pos = place_object (tier->segment[s].fill_bytes, need);
@@ -527,14 +524,14 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
     if (!new_segment || tier->ready_count >= min_ready)
       break;
     bool may_grow = grown < min_ready && may_grow_locked (tier);
-    pthread_mutex_unlock (&tier->lock);
+    lock_release (&tier->lock);
     if (!may_grow)
       return -ENOSPC;
     grow (tier);
   }
   bool new_run = new_segment || batch->runs == 0;
   if (new_run && batch->runs == TIER_MAX_RUNS) {
-    pthread_mutex_unlock (&tier->lock);
+    lock_release (&tier->lock);
     return -E2BIG;
   }
   if (new_segment)
@@ -551,7 +548,7 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   }
   if (at + need > batch->buf_bytes
       || round_up (at + need, TIER_BLOCK_BYTES) > batch->limit_bytes) {
-    pthread_mutex_unlock (&tier->lock);
+    lock_release (&tier->lock);
     return -E2BIG;
   }
 
@@ -569,7 +566,7 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
   tier->live_bytes += need;
   seg->fill_bytes = pos + need;
   seg->live_bytes += need;
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
 
   if (new_run)
     batch->run[batch->runs++] = (typeof (batch->run[0])) {
@@ -615,7 +612,7 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
    * starts on a fresh block, so no block is written twice while readers
    * may be reading it.
    */
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   if (tier->open_segment >= 0) {
     struct segment *seg = &tier->segment[tier->open_segment];
     uint32_t filled = round_up (seg->fill_bytes, TIER_BLOCK_BYTES);
@@ -624,7 +621,7 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
     if (filled == TIER_SEGMENT_BYTES)
       segment_close (tier, tier->open_segment);
   }
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
 
   counter_add (&tier->batches, 1);
   /* A record that could not be sealed fails its batch, unwritten: the
@@ -636,9 +633,9 @@ tier_batch_submit (struct tier *tier, struct tier_batch *batch)
   else
     counter_add (r == -ENOSPC ? &tier->enospc_errors : &tier->io_errors, 1);
   if (r == -ENOSPC) {
-    pthread_mutex_lock (&tier->lock);
+    lock_acquire (&tier->lock, LOCK_RANK_TIER);
     stop_growing_locked (tier);
-    pthread_mutex_unlock (&tier->lock);
+    lock_release (&tier->lock);
   }
   batch->used_bytes = 0;
   batch->objects = 0;
@@ -653,7 +650,7 @@ tier_free (struct tier *tier, uint64_t offset, uint32_t length)
   uint32_t s = offset / TIER_SEGMENT_BYTES;
   uint32_t bytes = record_bytes (&tier->format, length);
 
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   struct segment *seg = &tier->segment[s];
   uint32_t was = seg->live_bytes;
   seg->live_bytes -= bytes;
@@ -672,7 +669,7 @@ tier_free (struct tier *tier, uint64_t offset, uint32_t length)
       tier->open_segment = -1;
     segment_release (tier, s);
   }
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
 }
 
 /* Reads LENGTH bytes at OFFSET, again when interrupted.  Returns 0, or
@@ -698,9 +695,9 @@ read_exact (struct tier *tier, void *buf, size_t length, uint64_t offset)
 uint32_t
 tier_generation (struct tier *tier, uint64_t offset)
 {
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   uint32_t generation = tier->segment[offset / TIER_SEGMENT_BYTES].generation;
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
   return generation;
 }
 
@@ -710,7 +707,7 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
 {
   /* On the stack, aligned for O_DIRECT: nothing allocated per read. */
   _Alignas (TIER_BLOCK_BYTES) unsigned char buf[2 * TIER_BLOCK_BYTES];
-  uint64_t first = offset / TIER_BLOCK_BYTES * TIER_BLOCK_BYTES;
+  uint64_t first = round_down (offset, TIER_BLOCK_BYTES);
   uint64_t end = round_up (offset + record_bytes (&tier->format, length),
                            TIER_BLOCK_BYTES);
   size_t in_buf = offset - first;
@@ -744,7 +741,7 @@ tier_pick_victim (struct tier *tier, unsigned live_percent)
   uint64_t below = (uint64_t) TIER_SEGMENT_BYTES * live_percent / 100;
   int64_t victim = -1;
 
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   for (unsigned b = 0; b < SEGMENT_BUCKETS; b++) {
     uint32_t s = tier->bucket_head[b];
     if (s == SEGMENT_NONE)
@@ -753,16 +750,16 @@ tier_pick_victim (struct tier *tier, unsigned live_percent)
       victim = s;
     break;                      /* the emptiest bucket with a segment */
   }
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
   return victim;
 }
 
 int
 tier_read_segment (struct tier *tier, uint64_t segment, void *buf, size_t *fill)
 {
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   *fill = tier->segment[segment].fill_bytes;
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
   return read_exact (tier, buf, *fill, segment * TIER_SEGMENT_BYTES);
 }
 
@@ -801,22 +798,22 @@ tier_segment_next (struct tier *tier, uint64_t segment, void *buf,
 unsigned
 tier_free_segments (struct tier *tier)
 {
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   unsigned n = tier->ready_count + (may_grow_locked (tier) ? tier->fresh_count : 0);
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
   return n;
 }
 
 void
 tier_stats (struct tier *tier, struct tier_stats *s)
 {
-  pthread_mutex_lock (&tier->lock);
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
   *s = (struct tier_stats) {
     .size_bytes = tier->size_bytes,
     .used_bytes = tier->used_bytes,
     .live_bytes = tier->live_bytes,
   };
-  pthread_mutex_unlock (&tier->lock);
+  lock_release (&tier->lock);
   s->bytes_written = atomic_load_explicit (&tier->bytes_written, memory_order_relaxed);
   s->batches = atomic_load_explicit (&tier->batches, memory_order_relaxed);
   struct ring_counts ring;

@@ -51,10 +51,8 @@
  * shared).  tier_read, tier_free and the counters
  * may be used from any thread at any time.
  *
- * Lock order: the caller's batching serialisation -> owner lock
- * (tier_owner_ops, one at a time, the store's slot lock) -> tier->lock.
- * tier->lock is a leaf: it is taken under the store's slot locks
- * (tier_free) and nothing is taken under it.
+ * Lock order: common/lock-order.h (tier->lock is taken under the owner
+ * lock and the batching serialisation, and nothing under it).
  *
  * Test programs only (those that link io-fault.c, never an installed
  * one): CSWAP_TIER_FAULT in the environment when the tier is opened puts

@@ -1,0 +1,510 @@
+/* cswap: the page store's data path (see store.h).
+ *
+ * A whole-page write is prepared (same-filled check, compression into a
+ * stack buffer) with no lock held, then installed under the slot's lock:
+ * allocate, copy, publish, free the old object.  A partial-page write or
+ * zero holds the slot's lock across read-modify-write so that two partial
+ * writes to one page cannot lose each other's bytes.  Reads decompress
+ * under the slot's lock, which is also what keeps compaction from moving
+ * the object meanwhile (zsmalloc.h: the owner lock).
+ *
+ * A page written back to the backing file (SLOT_TIERED) is read without
+ * its slot lock held across the disk read: note what the slot holds and
+ * the generation of its place on disk (tier_generation), unlock, read,
+ * relock, and use what was read only if both are unchanged (else retry),
+ * so reads of cold pages do not stall their stripe.  The slot alone is
+ * not enough: a trim, the segment freed and taken again, and the page's
+ * next copy written back to the same offset with the same length give
+ * the same slot word, and the read may have fetched the old copy's bytes
+ * (issue #27).  A place is written once a generation, so the pair is
+ * exact, at no cost to the slot.  Partial-page
+ * writes, rare on a swap device, keep the lock across the read.
+ *
+ * When the pool is at its limit and there is a backing file, a write does
+ * not go to disk ahead of colder pages: it drops its slot lock, waits for
+ * a batch of cold pages to go to disk (writeback.c), and retries.
+ *
+ * What a slot holds changes only through slot-state.h; the deferred
+ * compressor reaches this file through store_deferred_ops.  Locks: one
+ * slot lock at a time (lock order: lock-order.h).  Counters are relaxed
+ * atomics: each is exact, a snapshot of several is not simultaneous.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "page.h"
+#include "rounding.h"
+#include "store-internal.h"
+
+/* A page ready to install: what prepare_page() decided for it. */
+struct prepared_page {
+  enum slot_type type;
+  enum codec_id codec;
+  uint64_t same_value;
+  const void *bytes;            /* SLOT_STORED: LENGTH bytes to copy */
+  uint32_t length;
+  bool deferred;                /* raw now, compressed later (deferred.c) */
+  unsigned char compressed[CSWAP_PAGE_SIZE];
+};
+
+/* Decides how PAGE is kept: same-filled, compressed, or raw.  No lock. */
+static void
+prepare_page (struct store *store, const void *page, struct prepared_page *p)
+{
+  struct codec_config codec = store_codec_now (store);
+
+  p->codec = codec.id;
+  p->deferred = false;
+  if (page_is_same_filled (page, &p->same_value)) {
+    p->type = SLOT_SAME_FILLED;
+    return;
+  }
+  p->type = SLOT_STORED;
+  p->length = codec_compress_page (&codec, page, p->compressed,
+                                   store->huge_threshold_bytes);
+  p->bytes = p->compressed;
+  if (p->length == 0) {
+    p->length = CSWAP_PAGE_SIZE;
+    p->bytes = page;
+  }
+}
+
+/* As prepare_page, but a page that is not same-filled is kept raw for the
+ * compressor thread, if the deferred queue has a place for it (taken
+ * here: the caller gives it back or fills it with deferred_push).  False,
+ * with nothing taken, when the page should be compressed now.
+ */
+static bool
+prepare_deferred (struct store *store, const void *page, struct prepared_page *p)
+{
+  /* Near a pool limit, pages go in compressed: raw ones would take the
+   * room the limit leaves and could not be written back meanwhile.
+   */
+  if (!pool_limit_has_room (&store->limit, 2 * DEFERRED_QUEUE_PAGES))
+    return false;
+  if (page_is_same_filled (page, &p->same_value)
+      || !deferred_reserve (store->deferred))
+    return false;
+  *p = (struct prepared_page) {
+    .type = SLOT_STORED, .codec = store_codec_now (store).id,
+    .bytes = page, .length = CSWAP_PAGE_SIZE, .deferred = true,
+  };
+  return true;
+}
+
+/* Keeps pool_peak_bytes: a max kept by the writers, so the limit can be
+ * checked after the fact (tests, the exit stats line).
+ */
+static void
+note_pool_peak (struct store *store)
+{
+  uint64_t used = pool_limit_used_bytes (&store->limit);
+  uint64_t peak = counter_get (&store->count.pool_peak_bytes);
+
+  while (used > peak
+         && !atomic_compare_exchange_weak_explicit (&store->count.pool_peak_bytes,
+                                                    &peak, used,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed))
+    ;
+}
+
+/* The slot page for P, allocating and filling its object when it needs
+ * one.  -EAGAIN: the pool is at its limit but a backing file can make
+ * room; -ENOSPC: no room.  Called with the slot's lock held.
+ */
+static int
+store_object (struct store *store, uint64_t slot, const struct prepared_page *p,
+              struct slot_page *page)
+{
+  *page = (struct slot_page) { .type = p->type, .codec = p->codec,
+                               .value = p->same_value, .length = p->length };
+  if (p->type == SLOT_SAME_FILLED)
+    return 0;
+  page->handle = zs_malloc (store->slots.pool, p->length, slot);
+  if (page->handle == ZS_HANDLE_NONE) {
+    if (errno != ENOSPC)
+      return -ENOSPC;
+    counter_add (&store->count.pool_limit_hits, 1);
+    return store->writeback ? -EAGAIN : -ENOSPC;
+  }
+  memcpy (zs_object (store->slots.pool, page->handle), p->bytes, p->length);
+  note_pool_peak (store);
+  return 0;
+}
+
+/* Replaces what SLOT holds with P.  Called with the slot's lock held.  On
+ * failure the slot keeps what it had.  -EAGAIN: the pool is full but a
+ * backing file can make room; the caller drops the lock, calls
+ * make_room() and tries again.
+ */
+static int
+install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
+{
+  struct slot_page page;
+
+  if (!slot_ensure (&store->slots, slot))
+    return -ENOSPC;
+  int r = store_object (store, slot, p, &page);
+  if (r)
+    return r;
+  slot_publish (&store->slots, slot, &page, p->deferred);
+  return 0;
+}
+
+/* The compressor thread's turn for SLOT (deferred.h): compresses its raw
+ * object in its place, if it is still deferred.
+ */
+static void
+compress_deferred (void *owner, uint32_t slot)
+{
+  struct store *store = owner;
+  struct prepared_page p;
+  struct slot_page page;
+
+  slot_lock (&store->slots, slot);
+  const void *raw = slot_take_deferred (&store->slots, slot);
+  if (raw) {
+    prepare_page (store, raw, &p);
+    /* Incompressible, or no room for the smaller copy: it stays raw. */
+    if (!(p.type == SLOT_STORED && p.length == CSWAP_PAGE_SIZE)
+        && store_object (store, slot, &p, &page) == 0)
+      slot_publish_compressed (&store->slots, slot, &page);
+  }
+  slot_unlock (&store->slots, slot);
+}
+
+const struct deferred_ops store_deferred_ops = {
+  .compress = compress_deferred,
+};
+
+/* After install_page's -EAGAIN for an object of LENGTH bytes: 0 to try
+ * again, or -ENOSPC.
+ */
+static int
+make_room (struct store *store, uint32_t length)
+{
+  unsigned pages = zs_new_zspage_pages (store->slots.pool, length);
+
+  return writeback_make_room (store->writeback, pages) ? -ENOSPC : 0;
+}
+
+/* A write's result, with a refused page counted. */
+static int
+count_refusal (struct store *store, int r)
+{
+  if (r == -ENOSPC)
+    counter_add (&store->count.failed_writes, 1);
+  return r;
+}
+
+static int
+decode_page (struct store *store, enum codec_id codec, const void *object,
+             uint32_t length, void *page)
+{
+  if (length == CSWAP_PAGE_SIZE) {
+    memcpy (page, object, CSWAP_PAGE_SIZE);
+    return 0;
+  }
+  if (codec_decompress_page (codec, object, length, page) == 0)
+    return 0;
+  counter_add (&store->count.read_errors, 1);
+  return -EIO;
+}
+
+/* SLOT is tiered (C) and OBJECT holds its bytes, just read from disk:
+ * decodes them into PAGE and, when the pool has room below its accept
+ * threshold and read writeback is off, brings the page back into memory
+ * and frees its disk copy.  Called with the slot's lock held.
+ */
+static int
+finish_tiered_read (struct store *store, uint64_t slot,
+                    const struct slot_contents *c, const void *object,
+                    void *page)
+{
+  counter_add (&store->count.written_back_reads, 1);
+  slot_touch (&store->slots, slot);
+  if (pool_limit_may_promote (&store->limit, c->length)
+      && !writeback_keeps_reads (store->writeback))
+    slot_promote (&store->slots, slot, object, c->length);
+  return decode_page (store, c->codec, object, c->length, page);
+}
+
+static int
+read_tiered (struct store *store, uint64_t slot, const struct slot_contents *c,
+             void *object)
+{
+  int r = tier_read (store->slots.tier, c->tier_offset, c->length, slot,
+                     object);
+  if (r)
+    counter_add (&store->count.read_errors, 1);
+  return r;
+}
+
+/* Reads SLOT, which holds C, into PAGE.  Called with the slot's lock
+ * held.
+ */
+static int
+load_contents (struct store *store, uint64_t slot,
+               const struct slot_contents *c, void *page)
+{
+  switch (c->type) {
+  case SLOT_ABSENT:
+    memset (page, 0, CSWAP_PAGE_SIZE);
+    return 0;
+  case SLOT_SAME_FILLED:
+    page_fill (page, c->value);
+    return 0;
+  case SLOT_STORED:
+    slot_touch (&store->slots, slot);
+    return decode_page (store, c->codec, c->object, c->length, page);
+  case SLOT_TIERED: {
+    unsigned char object[CSWAP_PAGE_SIZE];
+    int r = read_tiered (store, slot, c, object);
+    return r ? r : finish_tiered_read (store, slot, c, object, page);
+  }
+  }
+  abort ();                     /* a slot type the store never writes */
+}
+
+/* Reads SLOT into PAGE.  Called with the slot's lock held. */
+static int
+load_page (struct store *store, uint64_t slot, void *page)
+{
+  struct slot_contents c;
+
+  slot_get (&store->slots, slot, &c);
+  return load_contents (store, slot, &c, page);
+}
+
+/* load_contents of a slot not tiered, and its note for read writeback. */
+static int
+load_noted (struct store *store, uint64_t slot, const struct slot_contents *c,
+            void *page)
+{
+  bool noting = writeback_keeps_reads (store->writeback);
+  bool was_marked = noting && slot_read_marked (&store->slots, slot);
+  int r = load_contents (store, slot, c, page);
+
+  if (r == 0 && noting)
+    writeback_note_read (store->writeback, slot, was_marked);
+  return r;
+}
+
+/* As load_page, but a tiered page is read from disk with the slot lock
+ * dropped, and used only if the slot still points where it was read, in
+ * the same generation of that place.
+ */
+static int
+read_page (struct store *store, uint64_t slot, void *page)
+{
+  struct slot_state *ss = &store->slots;
+  unsigned char object[CSWAP_PAGE_SIZE];
+  struct slot_contents c;
+  int r;
+
+  for (;;) {
+    slot_lock (ss, slot);
+    slot_get (ss, slot, &c);
+    if (c.type != SLOT_TIERED) {
+      r = load_noted (store, slot, &c, page);
+      break;
+    }
+    uint32_t generation = tier_generation (ss->tier, c.tier_offset);
+    slot_unlock (ss, slot);
+    r = tier_read (ss->tier, c.tier_offset, c.length, slot, object);
+    slot_lock (ss, slot);
+    if (slot_unchanged (ss, slot, &c)
+        && tier_generation (ss->tier, c.tier_offset) == generation) {
+      if (r)
+        counter_add (&store->count.read_errors, 1);
+      else
+        r = finish_tiered_read (store, slot, &c, object, page);
+      break;
+    }
+    /* Rewritten, trimmed, promoted or moved meanwhile (maybe back to the
+     * same place, in a new generation): what was read may be stale, so
+     * look again.
+     */
+    slot_unlock (ss, slot);
+  }
+  slot_unlock (ss, slot);
+  return r;
+}
+
+static int
+write_page (struct store *store, uint64_t slot, const void *page)
+{
+  struct prepared_page p;
+  int r;
+
+  if (prepare_deferred (store, page, &p)) {
+    slot_lock (&store->slots, slot);
+    r = install_page (store, slot, &p);
+    slot_unlock (&store->slots, slot);
+    deferred_push (store->deferred, r == 0 ? slot : DEFERRED_SLOT_NONE);
+    if (r == 0)
+      return 0;
+    /* No room for a raw page: a compressed one may still fit. */
+  }
+  prepare_page (store, page, &p);
+  do {
+    slot_lock (&store->slots, slot);
+    r = install_page (store, slot, &p);
+    slot_unlock (&store->slots, slot);
+  } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
+  return count_refusal (store, r);
+}
+
+static int
+zero_page (struct store *store, uint64_t slot)
+{
+  if (!slot_exists (&store->slots, slot))
+    return 0;                   /* never written: already zero */
+  slot_lock (&store->slots, slot);
+  slot_release (&store->slots, slot);
+  slot_unlock (&store->slots, slot);
+  return 0;
+}
+
+/* Part of one page: read-modify-write under the slot's lock.  SRC NULL
+ * means zeroes.
+ */
+static int
+modify_page (struct store *store, uint64_t slot, const void *src,
+             uint32_t count, uint32_t offset)
+{
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct prepared_page p;
+  int r;
+
+  do {
+    slot_lock (&store->slots, slot);
+    r = load_page (store, slot, page);
+    if (r == 0) {
+      if (src)
+        memcpy (page + offset, src, count);
+      else
+        memset (page + offset, 0, count);
+      prepare_page (store, page, &p);
+      r = install_page (store, slot, &p);
+    }
+    slot_unlock (&store->slots, slot);
+  } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
+  return count_refusal (store, r);
+}
+
+static bool
+range_is_valid (struct store *store, uint64_t count, uint64_t offset)
+{
+  return offset <= store->size_bytes && count <= store->size_bytes - offset;
+}
+
+enum store_op { OP_READ, OP_WRITE, OP_ZERO };
+
+/* OP on the N bytes of BUF at IN_PAGE of SLOT's page: whole pages
+ * directly, partial ones through a bounce page or modify_page.
+ */
+static int
+page_op (struct store *store, enum store_op op, unsigned char *buf,
+         uint64_t slot, uint32_t in_page, uint32_t n)
+{
+  if (n == CSWAP_PAGE_SIZE)
+    return op == OP_READ ? read_page (store, slot, buf)
+      : op == OP_WRITE ? write_page (store, slot, buf)
+      : zero_page (store, slot);
+  if (op != OP_READ)
+    return modify_page (store, slot, op == OP_WRITE ? buf : NULL, n, in_page);
+  unsigned char page[CSWAP_PAGE_SIZE];
+  int r = read_page (store, slot, page);
+  if (r == 0)
+    memcpy (buf, page + in_page, n);
+  return r;
+}
+
+/* Walks the pages of [OFFSET, OFFSET+COUNT) and applies OP to each. */
+static int
+for_each_page (struct store *store, enum store_op op, unsigned char *buf,
+               uint64_t count, uint64_t offset)
+{
+  atomic_uint_fast64_t *counter = op == OP_READ ? &store->count.reads
+    : op == OP_WRITE ? &store->count.writes : &store->count.trims;
+
+  if (!range_is_valid (store, count, offset))
+    return -EINVAL;
+  while (count > 0) {
+    uint32_t in_page = offset % CSWAP_PAGE_SIZE;
+    uint32_t n = CSWAP_PAGE_SIZE - in_page;
+
+    if (n > count)
+      n = count;
+    int r = page_op (store, op, buf, offset / CSWAP_PAGE_SIZE, in_page, n);
+    if (r)
+      return r;
+    counter_add (counter, 1);
+    if (buf)
+      buf += n;
+    offset += n;
+    count -= n;
+  }
+  return 0;
+}
+
+int
+store_read (struct store *store, void *buf, uint64_t count, uint64_t offset)
+{
+  return for_each_page (store, OP_READ, buf, count, offset);
+}
+
+int
+store_write (struct store *store, const void *buf, uint64_t count,
+             uint64_t offset)
+{
+  /* The cast is safe: OP_WRITE only reads from BUF. */
+  return for_each_page (store, OP_WRITE, (unsigned char *) buf, count, offset);
+}
+
+int
+store_zero (struct store *store, uint64_t count, uint64_t offset)
+{
+  return for_each_page (store, OP_ZERO, NULL, count, offset);
+}
+
+/* Whether SLOT reads as zeros without holding memory. */
+static bool
+page_is_hole (struct store *store, uint64_t slot)
+{
+  if (!slot_exists (&store->slots, slot))
+    return true;
+  slot_lock (&store->slots, slot);
+  bool hole = slot_is_hole (&store->slots, slot);
+  slot_unlock (&store->slots, slot);
+  return hole;
+}
+
+int
+store_extent (struct store *store, uint64_t offset, uint64_t count,
+              bool *zero, uint64_t *length)
+{
+  if (count == 0 || !range_is_valid (store, count, offset))
+    return -EINVAL;
+  uint64_t end = offset + count;
+  uint64_t at = round_down (offset, CSWAP_PAGE_SIZE);
+
+  *zero = page_is_hole (store, at / CSWAP_PAGE_SIZE);
+  for (at += CSWAP_PAGE_SIZE; at < end; ) {
+    uint64_t slot = at / CSWAP_PAGE_SIZE;
+    if (*zero && !slot_exists (&store->slots, slot)) {
+      /* A chunk never made: all of it is a hole. */
+      at = (slot / SLOTS_PER_CHUNK + 1) * SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE;
+      continue;
+    }
+    if (page_is_hole (store, slot) != *zero)
+      break;
+    at += CSWAP_PAGE_SIZE;
+  }
+  *length = (at < end ? at : end) - offset;
+  return 0;
+}

@@ -1,0 +1,98 @@
+/* cswap: the store's settings — the codec for new pages, the pool limit
+ * and accept threshold (pool-limit.c's), the writer's batch size and
+ * idle writeback (writeback-settings.c's), and the writeback budget
+ * (writeback-budget.c's).  Settings of the writer are refused without a
+ * backing file (-EINVAL), and read as 0.
+ *
+ * Threads: every setting but the budget is a relaxed atomic, read where
+ * it is used; the budget is under its own lock (writeback-internal.h).
+ */
+#include <errno.h>
+
+#include "store-internal.h"
+
+int
+store_set_codec (struct store *store, const struct codec_config *codec)
+{
+  int min, max;
+
+  if (codec->id >= CODEC_COUNT
+      || codec_check_level (codec->id, codec->level, &min, &max))
+    return -EINVAL;
+  atomic_store_explicit (&store->codec_packed,
+                         (uint32_t) codec->id << 16 | (uint16_t) codec->level,
+                         memory_order_relaxed);
+  return 0;
+}
+
+void
+store_get_codec (struct store *store, struct codec_config *codec)
+{
+  *codec = store_codec_now (store);
+}
+
+int
+store_set_pool_limit (struct store *store, uint64_t bytes)
+{
+  return pool_limit_set (&store->limit, bytes);
+}
+
+int
+store_set_accept_threshold (struct store *store, unsigned percent)
+{
+  if (store->writeback == NULL)
+    return -EINVAL;
+  return pool_limit_set_threshold (&store->limit, percent);
+}
+
+unsigned
+store_get_accept_threshold (struct store *store)
+{
+  return store->writeback ? pool_limit_threshold (&store->limit) : 0;
+}
+
+int
+store_set_writeback_batch (struct store *store, unsigned pages)
+{
+  if (store->writeback == NULL)
+    return -EINVAL;
+  return writeback_set_batch (store->writeback, pages);
+}
+
+unsigned
+store_get_writeback_batch (struct store *store)
+{
+  return store->writeback ? writeback_batch (store->writeback) : 0;
+}
+
+int
+store_set_idle_writeback (struct store *store, unsigned seconds)
+{
+  if (store->writeback == NULL)
+    return -EINVAL;
+  return writeback_set_idle (store->writeback, seconds);
+}
+
+unsigned
+store_get_idle_writeback (struct store *store)
+{
+  return store->writeback ? writeback_idle (store->writeback) : 0;
+}
+
+int
+store_set_writeback_budget (struct store *store,
+                            const struct store_writeback_budget *budget)
+{
+  if (store->writeback == NULL)
+    return -EINVAL;
+  return writeback_set_budget (store->writeback, budget);
+}
+
+void
+store_get_writeback_budget (struct store *store,
+                            struct store_writeback_budget *budget)
+{
+  *budget = (struct store_writeback_budget) { 0 };
+  if (store->writeback)
+    writeback_budget (store->writeback, budget);
+}
