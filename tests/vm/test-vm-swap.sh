@@ -10,7 +10,7 @@
 # SHA-256 twice, on that device alone.  Checks: the workload completed
 # (its own check passed), the guest kernel reported no hung task, the
 # daemon was still alive, and for up-* that `cswap down` took it down.
-# Each VM is bounded ($VM_TEST_TIMEOUT_S, 400 s by default); the VM is
+# Each VM is bounded ($VM_TEST_TIMEOUT_S, 600 s by default); the VM is
 # thrown away after, with everything in it, so the host's swap is never
 # touched.  Skips where cswap-vm skips (no root, no qemu, no Debian
 # kernel, no busybox).
@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib/tap.sh"
 
 build=${CSWAP_BUILD_ROOT:-$here/../../build}
-timeout_s=${VM_TEST_TIMEOUT_S:-400}
+timeout_s=${VM_TEST_TIMEOUT_S:-600}
 mem_mib=${VM_TEST_MEM_MIB:-256}
 out_root=$(mktemp -d /var/tmp/cswap-vm-test.XXXXXX) || skip "mktemp failed"
 trap 'rm -rf "$out_root"' EXIT
