@@ -17,21 +17,12 @@
 # directory is removed at exit.
 set -uo pipefail
 mib=${1:?usage: $0 MIB}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=generated-input.sh
+. "$(dirname "${BASH_SOURCE[0]}")/generated-input.sh"
 
-dir=$(mktemp -d "${TMPDIR:-/var/tmp}/cswap-xz.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-trap 'exit 143' TERM INT HUP
-fail () { echo "xz-roundtrip: $*"; exit 1; }
-
-expected=$(/usr/bin/python3 "$here/gen-text.py" words "$mib" "$dir/input") \
-  || fail "the generator failed"
+generated_input xz-roundtrip words "$mib"
 # Replaces input by input.xz: only the compressed copy is left to check.
 xz -9 -T1 "$dir/input" || fail "xz failed"
-actual=$(xz -d -c "$dir/input.xz" | sha256sum) || fail "xz -d failed"
-actual=${actual%% *}
-packed=$(stat -c %s "$dir/input.xz")
-if [[ $actual != "$expected" ]]; then
-  fail "$mib MiB: decompressed SHA-256 $actual, expected $expected"
-fi
-echo "xz-roundtrip: $mib MiB to $((packed >> 10)) KiB and back, SHA-256 ok"
+digest=$(xz -d -c "$dir/input.xz" | sha256sum) || fail "xz -d failed"
+check_digest "$mib MiB: decompressed" "$digest"
+echo "xz-roundtrip: $mib MiB to $(($(stat -c %s "$dir/input.xz") >> 10)) KiB and back, SHA-256 ok"
