@@ -14,8 +14,12 @@
 #   - the free swap of the steps online never reached zero;
 #   - the daemon counted its swapons and no failed one;
 # and once the workload is gone:
-#   - the extra steps go off again within 30 s, the first stays;
-#   - `cswap down` leaves no swap, loop device, mount, daemon or state.
+#   - the extra steps go off again within 30 s, the first stays.
+# Then a refused down: a holder in a memory cgroup with its OOM killer
+# off keeps pages in three or four steps, swapoff fails, and `cswap down`
+# exits 4 with those steps online again and the daemon following again;
+# once the holder is gone the extra steps go off, and `cswap down` leaves
+# no swap, loop device, mount, daemon or state.
 # Not tighter: in a 40 MiB group, 112 MiB of workload thrashing for 8 s
 # were OOM-killed in 3 of 6 runs with follow and in none of 3 with all,
 # swap never full (doc/design.md, "Steps that follow the swap in use").
@@ -177,6 +181,28 @@ check "the daemon counted its swapoffs ($(jq -r .ladder_swapoffs <<<"$stats"))" 
   test "$(jq -r .ladder_swapoffs <<<"$stats")" -ge $((max_online - 1))
 check "ladder_steps_online is 1 again" \
   test "$(jq -r .ladder_steps_online <<<"$stats")" -eq 1
+
+# ---- a refused down: the steps stay, the daemon follows again ----
+# 96 MiB in 32 MiB: about 64 MiB in swap, the first three or four steps.
+start_holder hold 32 96
+wait_for '[[ $(online_steps) -ge 3 ]]' 10
+held_online=$(online_steps)
+diag "$(cat /proc/swaps)"
+echo 1 >"$cg/memory.oom_control" || bail_out "cannot disable the memcg OOM killer"
+"${cswap[@]}" --timeout 60 down >"$CLEANUP_DIR/refused.out" 2>&1
+status=$?
+diag "$(cat "$CLEANUP_DIR/refused.out")"
+check "cswap down refuses while swapoff fails (exit $status, want 4)" \
+  test "$status" -eq 4
+check "after the refusal the $held_online steps online are online again ($(online_steps))" \
+  test "$(online_steps)" -eq "$held_online"
+check "and the daemon follows the swap in use again" \
+  eval '"${ctl[@]}" ladder | grep -q "^following the swap in use: headroom 6M"'
+check "the holder survived" kill -0 "$holder"
+stop_holder
+wait_for '[[ $(online_steps) -eq 1 ]]' 30
+check "the holder gone, the extra steps went off again ($(online_steps) online)" \
+  test "$(online_steps)" -eq 1
 
 "${cswap[@]}" --timeout 120 down >"$CLEANUP_DIR/down.out" 2>&1
 status=$?
