@@ -173,8 +173,12 @@ swap_step_off (struct ladder *l, struct ladder_step *s)
     return;
   }
   atomic_fetch_add (&l->swapoffs, 1);
-  store_zero (l->store, s->length_bytes - CSWAP_PAGE_SIZE,
-              s->offset_bytes + CSWAP_PAGE_SIZE);
+  /* Not once told to stop: a follower ladder_shut gave up on may be
+   * finishing this swapoff after the store is gone.
+   */
+  if (!atomic_load (&l->stopping))
+    store_zero (l->store, s->length_bytes - CSWAP_PAGE_SIZE,
+                s->offset_bytes + CSWAP_PAGE_SIZE);
 }
 
 /* Until LADDER_WAKE_BYTES more are written, LADDER_IDLE_MS pass, or
