@@ -35,11 +35,8 @@
 #include "proc-swaps.h"
 
 /* swapon --discard=pages: discard a cluster once it is free, never the
- * whole device (linux/swap.h; glibc's header lacks them).
+ * whole device (linux/swap.h; glibc's header lacks it).
  */
-#ifndef SWAP_FLAG_DISCARD_ONCE
-#define SWAP_FLAG_DISCARD_ONCE 0x20000
-#endif
 #ifndef SWAP_FLAG_DISCARD_PAGES
 #define SWAP_FLAG_DISCARD_PAGES 0x40000
 #endif
