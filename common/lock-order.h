@@ -30,6 +30,11 @@
  *     deferred queue lock  store/deferred.c: never with any other lock
  *     the daemon's own     daemon/service-notify.c, daemon/fuse-uring.c:
  *                          around no call into the engine
+ *     ladder lock          daemon/ladder-follow.c: the ladder's steps and
+ *                          its follower's start and stop, held by the
+ *                          control thread (and at exit) while it joins
+ *                          the follower, which takes no lock of the
+ *                          ladder; nothing of the engine is taken under it
  *
  * A lock may be skipped (the data path takes no writeback mutex, the
  * cleaner no allocator lock), never taken out of order.  Compaction

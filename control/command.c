@@ -9,6 +9,9 @@
  * reply (or returns fail (...)) and add a row to commands[]; `help` and
  * the argument count checks come with the row.
  *
+ * A front end adds one command of its own (control_extend, control.h):
+ * dispatched after commands[], listed by help after them.
+ *
  * Adding a setting for get/set (they are the store's: pool-limit, codec,
  * level, and writeback's accept-threshold, writeback-batch,
  * idle-writeback, writeback-limit, writeback-burst): add a row to
@@ -487,19 +490,28 @@ static const struct command commands[] = {
   { "help", "", 0, 0, run_help, "this list" },
 };
 
+static void
+help_row (struct json *j, const char *name, const char *args,
+          const char *help)
+{
+  json_object_begin (j, NULL);
+  json_string (j, "name", name);
+  json_string (j, "args", args);
+  json_string (j, "help", help);
+  json_object_end (j);
+}
+
 static int
 run_help (struct request *r)
 {
+  const struct control_extension *e = r->control->extension;
   struct json *j = r->reply;
 
   json_array_begin (j, "commands");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-    json_object_begin (j, NULL);
-    json_string (j, "name", commands[i].name);
-    json_string (j, "args", commands[i].args);
-    json_string (j, "help", commands[i].help);
-    json_object_end (j);
-  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    help_row (j, commands[i].name, commands[i].args, commands[i].help);
+  if (e)
+    help_row (j, e->command, e->args, e->help);
   json_array_end (j);
   json_array_begin (j, "settings");
   for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
@@ -541,13 +553,32 @@ split_words (struct request *r, const char *line, size_t len, char *buffer,
   return count;
 }
 
+/* The front end's command: run by its own function, with the request's
+ * reply and error buffer.
+ */
+static int
+run_extension (struct request *r)
+{
+  const struct control_extension *e = r->control->extension;
+
+  r->error[0] = '\0';
+  if (e->run (e->arg, r->argc, r->argv, r->reply, r->error,
+              sizeof r->error) == 0)
+    return 0;
+  if (r->error[0] == '\0')
+    return fail (r, "%s failed", e->command);
+  return -1;
+}
+
 static int
 dispatch (struct request *r, const char *line, size_t len)
 {
+  const struct control_extension *e = r->control->extension;
   char buffer[CONTROL_LINE_MAX + 1];
   char *words[MAX_WORDS];
   int count = split_words (r, line, len, buffer, words);
   const struct command *c = NULL;
+  struct command extension_command;
 
   if (count == -1)
     return -1;
@@ -556,6 +587,12 @@ dispatch (struct request *r, const char *line, size_t len)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp (commands[i].name, words[0]) == 0)
       c = &commands[i];
+  if (c == NULL && e && strcmp (e->command, words[0]) == 0) {
+    extension_command = (struct command) {
+      e->command, e->args, e->min_args, e->max_args, run_extension, e->help,
+    };
+    c = &extension_command;
+  }
   if (c == NULL)
     return fail (r, "unknown command '%.*s' (try help)", MAX_QUOTED,
                  words[0]);
@@ -623,6 +660,13 @@ control_create (struct store *store)
   pthread_mutex_init (&control->lock, NULL);
   clock_gettime (CLOCK_MONOTONIC, &control->started);
   return control;
+}
+
+void
+control_extend (struct control *control,
+                const struct control_extension *extension)
+{
+  control->extension = extension;
 }
 
 void

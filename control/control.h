@@ -19,6 +19,7 @@
 #ifndef CSWAP_CONTROL_H
 #define CSWAP_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,40 @@ extern void control_destroy (struct control *control);
 extern char *control_execute (struct control *control, const char *line,
                               size_t len, size_t *reply_len);
 
+/* What a front end adds to the control plane: one command of its own and
+ * numbers for `stats` and `metrics` (cswap-fuse's ladder,
+ * daemon/ladder-follow.h).  control/ knows nothing of what they mean: it
+ * dispatches the command as it does its own (help lists it, the argument
+ * count is checked) and shows the numbers after the store's, in the JSON
+ * and the Prometheus views alike, from the one table NUMBERS.
+ */
+#define CONTROL_EXTENSION_MAX_NUMBERS 8
+struct json;
+struct control_extension_number {
+  const char *name;             /* the member, and the metric cswap_NAME */
+  bool counter;                 /* only goes up: the metric is NAME_total */
+  const char *help;
+};
+struct control_extension {
+  const char *command, *args, *help;
+  unsigned min_args, max_args;
+  /* Runs on the control thread.  Appends its reply's members to REPLY
+   * (json.h), or returns -1 with ERROR (ERROR_SIZE bytes) set.
+   */
+  int (*run) (void *arg, unsigned argc, char *const *argv,
+              struct json *reply, char *error, size_t error_size);
+  const struct control_extension_number *numbers;
+  unsigned number_count;        /* at most CONTROL_EXTENSION_MAX_NUMBERS */
+  /* Fills VALUES[0..number_count); on the control thread, with no lock
+   * of control's held.
+   */
+  void (*read_numbers) (void *arg, uint64_t *values);
+  void *arg;
+};
+/* Adds EXTENSION, which must outlive CONTROL, before any command runs. */
+extern void control_extend (struct control *control,
+                            const struct control_extension *extension);
+
 /* The server. */
 struct control_server;
 
@@ -73,6 +108,11 @@ extern int control_server_open (const struct control_config *config,
  * SERVER may be NULL: nothing to do.
  */
 extern int control_server_start (struct control_server *server);
+/* control_extend on the server's dispatcher: before
+ * control_server_start.  SERVER may be NULL: nothing to do.
+ */
+extern void control_server_extend (struct control_server *server,
+                                   const struct control_extension *extension);
 /* Stops the thread, closes every connection, removes the socket file if
  * it is still ours, and frees SERVER (which may be NULL).
  */

@@ -180,6 +180,60 @@ print_help (const struct target *targets, size_t count)
   print_help_rows (member (targets[0].reply, "settings"), "key", "values");
 }
 
+/* `ladder`: the steps as a table, after a line on the follower (unless
+ * --raw or --noheadings); `ladder add|follow|stop`: their members.
+ */
+static void
+print_ladder (const struct target *targets, size_t count)
+{
+  static const struct table_column headers[] = {
+    { "STEP", false }, { "DEVICE", true }, { "OFFSET", false },
+    { "SIZE", false }, { "PRIO", false }, { "ONLINE", true },
+    { "USED", false },
+  };
+  json_object *r = targets[0].reply, *steps;
+  bool bytes = exact_bytes || table_style.raw;
+  enum size_style style = bytes ? SIZE_BYTES : SIZE_SHORT;
+  char a[SIZE_TEXT_MAX], b[SIZE_TEXT_MAX];
+  struct table t;
+
+  (void) count;
+  if (!json_object_object_get_ex (r, "steps", &steps)
+      || !json_object_is_type (steps, json_type_array)) {
+    print_members (targets, count);
+    return;
+  }
+  if (!table_style.raw && !table_style.no_headings) {
+    if (json_object_get_boolean (member (r, "following"))) {
+      format_size (a, member_uint (r, "headroom_bytes"), style);
+      format_size (b, member_uint (r, "free_bytes"), style);
+      printf ("following the swap in use: headroom %s, %s free online\n",
+              a, b);
+    }
+    else
+      printf ("not following (ladder-online = all, or not handed a "
+              "ladder)\n");
+  }
+  table_init (&t, headers, sizeof headers / sizeof headers[0]);
+  for (size_t i = 0; i < json_object_array_length (steps); i++) {
+    json_object *step = json_object_array_get_idx (steps, i);
+    bool online = json_object_get_boolean (member (step, "online"));
+
+    table_cell (&t, "%zu", i);
+    table_cell (&t, "%s", json_object_get_string (member (step, "device")));
+    format_size (a, member_uint (step, "offset_bytes"), style);
+    table_cell (&t, "%s", a);
+    format_size (a, member_uint (step, "length_bytes"), style);
+    table_cell (&t, "%s", a);
+    table_cell (&t, "%d", json_object_get_int (member (step, "priority")));
+    table_cell (&t, "%s", online ? "yes" : json_object_get_boolean
+                (member (step, "resting")) ? "no (resting)" : "no");
+    format_size (a, member_uint (step, "used_bytes"), style);
+    table_cell (&t, "%s", online ? a : "-");
+  }
+  table_print (&t, &table_style);
+}
+
 static const struct command commands[] = {
   { "stats", NULL, 0, 0, TABLE | COLUMNS | SOCKETS, print_stats },
   { "status", "stats", 0, 0, NO_JSON | SOCKETS, print_status },
@@ -189,6 +243,7 @@ static const struct command commands[] = {
   { "set", NULL, 2, 2, 0, print_members },
   { "writeback", NULL, 0, 7, 0, print_members },
   { "metrics", NULL, 0, 0, 0, print_metrics },
+  { "ladder", NULL, 0, 5, TABLE, print_ladder },
   { "help", NULL, 0, 0, 0, print_help },
 };
 
@@ -209,6 +264,8 @@ usage (FILE *f)
            "  get [KEY]             one setting, or all\n"
            "  set KEY VALUE         change a setting\n"
            "  metrics               Prometheus text format\n"
+           "  ladder                the device ladder's steps, which are "
+           "online\n"
            "  help                  the daemon's commands and settings\n\n"
            "Options:\n"
            "  -s, --socket PATH     the socket; again for more (stats, "
@@ -398,7 +455,7 @@ check_shapes (const struct command *command, bool columns_given,
   if ((table_style.raw || table_style.no_headings)
       && !(command->shapes & TABLE))
     die (EXIT_USAGE, "--raw and --noheadings are for tables (stats, classes, "
-         "compact), not %s", command->name);
+         "compact, ladder), not %s", command->name);
   if (print_json && (command->shapes & NO_JSON))
     die (EXIT_USAGE, "%s prints no JSON: use --json stats", command->name);
   if (print_json && (columns_given || table_style.raw

@@ -9,7 +9,8 @@
  * in both views (and in struct store_stats, and on the exit line if it
  * has a place there).  The control plane's own (the allocator's, the
  * process's, ratios, latency) are rows here, at the places that table
- * marks for them.
+ * marks for them.  A front end's own numbers (control_extend) come last,
+ * from its table, in both views alike.
  *
  * Locking: none here; store_stats() and zs_pool_stats() take their own
  * locks one at a time, so a snapshot is a near-instant one, not a
@@ -147,6 +148,16 @@ control_snapshot (struct control *control, struct control_snapshot *s)
   s->effective_ratio = ratio (s->store.original_bytes, s->memory_used_bytes);
   for (int kind = 0; kind < STORE_REQUEST_KINDS; kind++)
     store_request_latency (control->store, kind, &s->request[kind]);
+  s->extension = control->extension;
+  if (s->extension)
+    s->extension->read_numbers (s->extension->arg, s->extension_numbers);
+}
+
+/* The extension's numbers: a row each, after the table's. */
+static unsigned
+extension_number_count (const struct control_snapshot *s)
+{
+  return s->extension ? s->extension->number_count : 0;
 }
 
 void
@@ -160,6 +171,25 @@ control_stats_json (struct json *j, const struct control_snapshot *s)
     else
       json_uint (j, f->name, field_uint (s, f));
   }
+  for (unsigned i = 0; i < extension_number_count (s); i++)
+    json_uint (j, s->extension->numbers[i].name, s->extension_numbers[i]);
+}
+
+/* One metric's HELP and TYPE lines, and its sample if it is a whole
+ * number (a ratio's sample is the caller's).
+ */
+static void
+print_metric (FILE *f, const char *name, enum field_kind kind,
+              const char *help, uint64_t value)
+{
+  const char *suffix = kind == COUNTER ? "_total" : "";
+
+  fprintf (f, "# HELP cswap_%s%s %s\n# TYPE cswap_%s%s %s\n",
+           name, suffix, help, name, suffix,
+           kind == COUNTER ? "counter" : "gauge");
+  if (kind != RATIO)
+    fprintf (f, "cswap_%s%s %llu\n", name, suffix,
+             (unsigned long long) value);
 }
 
 char *
@@ -180,16 +210,17 @@ control_metrics_text (const struct control_snapshot *s)
            CSWAP_VERSION, codec_name (s->codec.id), s->codec.level);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     const struct field *field = &fields[i];
-    const char *suffix = field->kind == COUNTER ? "_total" : "";
 
-    fprintf (f, "# HELP cswap_%s%s %s\n# TYPE cswap_%s%s %s\n",
-             field->name, suffix, field->help, field->name, suffix,
-             field->kind == COUNTER ? "counter" : "gauge");
+    print_metric (f, field->name, field->kind, field->help,
+                  field->kind == RATIO ? 0 : field_uint (s, field));
     if (field->kind == RATIO)
       fprintf (f, "cswap_%s %.4f\n", field->name, field_double (s, field));
-    else
-      fprintf (f, "cswap_%s%s %llu\n", field->name, suffix,
-               (unsigned long long) field_uint (s, field));
+  }
+  for (unsigned i = 0; i < extension_number_count (s); i++) {
+    const struct control_extension_number *n = &s->extension->numbers[i];
+
+    print_metric (f, n->name, n->counter ? COUNTER : GAUGE, n->help,
+                  s->extension_numbers[i]);
   }
   if (ferror (f)) {
     fclose (f);

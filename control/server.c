@@ -596,6 +596,14 @@ control_server_start (struct control_server *s)
 }
 
 void
+control_server_extend (struct control_server *server,
+                       const struct control_extension *extension)
+{
+  if (server)
+    control_extend (server->control, extension);
+}
+
+void
 control_server_stop (struct control_server *s)
 {
   uint64_t one = 1;

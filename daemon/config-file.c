@@ -43,6 +43,7 @@ config_service_init (struct cswap_service *service)
     .frontend = FRONTEND_FUSE,
     .priority = CONFIG_DEFAULT_PRIORITY,
     .ladder_step = CONFIG_DEFAULT_LADDER_STEP,
+    .ladder_headroom = CONFIG_DEFAULT_LADDER_HEADROOM,
   };
   strcpy (service->mountpoint, CONFIG_DEFAULT_MOUNTPOINT);
 }
@@ -112,6 +113,22 @@ service_set (struct cswap_service *service, const char *key,
       return -1;
     }
     service->ladder_step = bytes;
+    return 0;
+  }
+  if (strcmp (key, "ladder-online") == 0)
+    return parse_either (value, "all", "follow", &service->ladder_follow,
+                         reason);
+  if (strcmp (key, "ladder-headroom") == 0) {
+    uint64_t bytes;
+
+    if (parse_size (value, &bytes, reason) == -1)
+      return -1;
+    if (bytes < CONFIG_MIN_LADDER_HEADROOM
+        || bytes > CONFIG_MAX_LADDER_HEADROOM) {
+      *reason = "a size from 4M to 1T is needed";
+      return -1;
+    }
+    service->ladder_headroom = bytes;
     return 0;
   }
   /* The machine settings `cswap up` changes while cswap is up, each with
@@ -245,6 +262,32 @@ read_file (const char *path, struct cswap_options *options,
   return r;
 }
 
+/* The keys that only make sense together, once every file is read:
+ * ladder-online = follow needs the steps (frontend = fuse) and a way to
+ * hand them to the daemon (its control socket).
+ */
+static int
+check_service (const char *path, const struct cswap_service *service,
+               const struct cswap_options *options, const char **why)
+{
+  const char *reason = NULL;
+
+  if (!service->ladder_follow)
+    return 0;
+  if (service->frontend == FRONTEND_NBD)
+    reason = "frontend = nbd serves one device, with no ladder to follow "
+      "(use frontend = fuse, or ladder-online = all)";
+  else if (strcmp (options->ctl.path, CONTROL_PATH_NONE) == 0)
+    reason = "the daemon is handed its steps over the control socket, and "
+      "ctl = none has none";
+  if (reason == NULL)
+    return 0;
+  snprintf (why_buffer, sizeof why_buffer, "%s: ladder-online = follow: %s",
+            path, reason);
+  *why = why_buffer;
+  return -1;
+}
+
 int
 config_file_read (const char *path, struct cswap_options *options,
                   struct cswap_service *service,
@@ -264,6 +307,8 @@ config_file_read (const char *path, struct cswap_options *options,
   for (size_t i = 0; r == 0 && i < dropins.count; i++)
     if (!dropins.items[i].masked)
       r = read_file (dropins.items[i].path, options, service, origins, why);
+  if (r == 0)
+    r = check_service (path, service, options, why);
   if (origins == NULL) {
     config_dropins_free (&dropins);
     return r;

@@ -20,6 +20,7 @@
 #define CSWAP_CONFIG_FILE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config-origins.h"
@@ -32,6 +33,14 @@
  * `cswap` helper, which builds the ladder, holds the same default.
  */
 #define CONFIG_DEFAULT_LADDER_STEP (64 << 20)
+/* ladder-online = follow: the free online swap below which the daemon
+ * swaps on the next step (doc/design.md, "Steps that follow the swap in
+ * use", says why 32 MiB), and the least it may be: several times what
+ * the follower lets through before it looks again (ladder-follow.h).
+ */
+#define CONFIG_DEFAULT_LADDER_HEADROOM (32 << 20)
+#define CONFIG_MIN_LADDER_HEADROOM (4 << 20)
+#define CONFIG_MAX_LADDER_HEADROOM (UINT64_C (1) << 40)
 
 enum cswap_frontend {
   FRONTEND_FUSE,                /* cswap-fuse + loop (the default) */
@@ -44,6 +53,8 @@ struct cswap_service {
   int priority;                 /* priority = -1..32767, swapon -p */
   char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
   uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */
+  bool ladder_follow;           /* ladder-online = follow (true) | all */
+  uint64_t ladder_headroom;     /* ladder-headroom = SIZE, for follow */
 };
 
 extern void config_service_init (struct cswap_service *service);

@@ -118,6 +118,7 @@ device_write (const struct device *device, const void *buf, size_t size,
   size = MIN (size, device_bytes - offset);
   r = store_write (device->store, buf, size, offset);
   full_warning_note (device->store, r);
+  ladder_note_write (device->ladder, size);
   return timed (device, STORE_REQUEST_WRITE, start_ns,
                 r < 0 ? r : (int64_t) size);
 }

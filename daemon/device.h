@@ -14,7 +14,8 @@
  * never replies itself.
  *
  * Locking: none.  The name space and attributes are constant, so requests
- * on any number of threads share only the store, which is thread-safe.
+ * on any number of threads share only the store, which is thread-safe,
+ * and the ladder's count of written bytes, which is atomic.
  */
 #ifndef CSWAP_DEVICE_H
 #define CSWAP_DEVICE_H
@@ -26,6 +27,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
+#include "ladder-follow.h"
 #include "page.h"
 #include "store.h"
 
@@ -58,6 +60,7 @@
  */
 struct device {
   struct store *store;
+  struct ladder *ladder;        /* told of every write; NULL: none */
   uid_t owner_uid;              /* the file and the root belong to the */
   gid_t owner_gid;              /* user who mounted them */
   struct timespec mount_time;   /* reported as every time stamp */
@@ -109,7 +112,8 @@ extern int64_t device_read (const struct device *device, void *buf,
 
 /* Writes SIZE bytes: returns the bytes written (short across the end),
  * -EFBIG at or past the end, or the store's error (-ENOSPC when full,
- * which also goes to full-warning.h).
+ * which also goes to full-warning.h).  The ladder's follower hears of
+ * each write (ladder_note_write): swap fills by writes.
  */
 extern int64_t device_write (const struct device *device, const void *buf,
                              size_t size, uint64_t offset);

@@ -27,7 +27,8 @@
  * the serving threads (libfuse's workers, or fuse-raw-serve.c's, all
  * started after fuse_daemonize()) run only the transport and device.c;
  * the control thread (control/server.c, also started after
- * fuse_daemonize()) uses only the store.  On the io_uring path, INIT is
+ * fuse_daemonize()) uses only the store and the ladder (ladder-follow.h,
+ * whose follower thread it starts and stops).  On the io_uring path, INIT is
  * read and answered and the rings are made before fuse_daemonize(), with
  * no thread yet.
  */
@@ -48,6 +49,7 @@
 #include "fuse-ops.h"
 #include "fuse-raw-serve.h"
 #include "fuse-uring.h"
+#include "ladder-follow.h"
 #include "options.h"
 #include "parse.h"
 #include "program-message.h"
@@ -476,6 +478,7 @@ main (int argc, char *argv[])
   struct device device = { 0 };
   struct fuse_session *session = NULL;
   struct raw_server *raw_server = NULL;
+  struct ladder *ladder = NULL;
   struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
   bool mounted = false, handling_signals = false;
   int status = EXIT_FAILURE, raw;
@@ -540,6 +543,16 @@ main (int argc, char *argv[])
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
   device.store = life.store;
+  /* The ladder's follower, idle until `cswap up` hands it the steps over
+   * the control socket (ladder-online = follow); its thread starts then.
+   */
+  ladder = ladder_create (swap_file, life.store);
+  if (ladder == NULL) {
+    fprintf (stderr, "%s: the ladder's follower: %m\n", PROGRAM_NAME);
+    goto out;
+  }
+  control_server_extend (life.control, ladder_control_extension (ladder));
+  device.ladder = ladder;
   if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
@@ -570,12 +583,18 @@ main (int argc, char *argv[])
     status = EXIT_SUCCESS;
 
  out:
+  /* No swapon of the follower's may race the end; one in flight reads
+   * its header through the request threads, so this comes first.
+   */
+  ladder_shut (ladder);
   /* No thread serves the file any more: the store can go, before the
    * mount, which nothing reads now.
    */
   raw_server_close (raw_server);
   daemon_stop (&life);
+  ladder_destroy (ladder);
   device.store = NULL;
+  device.ladder = NULL;
   if (mounted)
     fuse_session_unmount (session);
   if (handling_signals)

@@ -44,6 +44,8 @@ write_state ()
     echo "socket=$socket"
     echo "config=$config"
     echo "manager=$2"
+    echo "ladder_online=$ladder_online"
+    echo "ladder_headroom=$ladder_headroom"
   } >"$state_file"
 }
 
@@ -55,7 +57,7 @@ cmd_attach ()
   [[ -n $pid ]] || die $EXIT_USAGE "attach: no daemon PID (--pid PID, or \$MAINPID)"
   mkdir -p "$state_dir" || exit $EXIT_FAILED
   read_devices
-  if all_swap "${devices[@]}"; then
+  if ladder_up; then
     say "already attached: ${devices[*]}"
     return 0
   fi
@@ -64,7 +66,17 @@ cmd_attach ()
   [[ $status -eq 0 ]] || die $EXIT_FAILED "the daemon ($pid) is $( ((status == 2)) && echo "gone" || echo "not serving after 60 s")"
   write_state "$pid" "$([[ -n ${INVOCATION_ID:-} ]] && echo systemd || echo shell)"
   attach_device "$pid" || exit $EXIT_FAILED
-  say "swap on ${devices[*]} (priority $priority and down)"
+  say "$(swap_on_what)"
+}
+
+# What attach_device turned on, in words.
+swap_on_what ()
+{
+  if following; then
+    echo "swap on ${devices[0]} (priority $priority); the daemon follows the swap in use over ${devices[*]} (headroom $ladder_headroom)"
+  else
+    echo "swap on ${devices[*]} (priority $priority and down)"
+  fi
 }
 
 cmd_detach ()
@@ -106,7 +118,7 @@ cmd_up ()
   require_root "up"
   read_devices
   pid=$(state_get pid)
-  if all_swap "${devices[@]}" && daemon_alive "$pid"; then
+  if ladder_up && daemon_alive "$pid"; then
     say "already up: ${devices[*]} (daemon $pid)"
     return 0
   fi
@@ -142,7 +154,7 @@ cmd_up ()
     exit $EXIT_FAILED
   fi
   tune
-  say "up: swap on ${devices[*]} (priority $priority and down), daemon $pid"
+  say "up: $(swap_on_what), daemon $pid"
   say "take it down with: $program${config_given:+ -c $config} down"
 }
 
@@ -180,7 +192,7 @@ cmd_down ()
 
 cmd_status ()
 {
-  local pid socket_path used
+  local pid socket_path used online
   if [[ ! -e $state_file ]]; then
     say "not up"
     exit $EXIT_INACTIVE
@@ -196,7 +208,7 @@ cmd_status ()
       say "touches one of those pages gets SIGBUS (is killed)"
     fi
     say "'$program down' clears what it left ('$program up' does too)"
-  elif all_swap "${devices[@]}"; then
+  elif ladder_up; then
     say "active: ${devices[*]}, $(state_get frontend) daemon $pid (started by $(state_get manager))"
   else
     say "not active: devices ${devices[*]:-none}, daemon $pid running"
@@ -204,10 +216,18 @@ cmd_status ()
   echo "config:     $(state_get config)"
   echo "mountpoint: $(state_get mountpoint)"
   echo "socket:     $socket_path"
+  if following; then
+    online=$(online_devices | tr '\n' ' ')
+    echo "ladder:     follow, headroom $(state_get ladder_headroom): $(wc -w <<<"$online") of ${#devices[@]} steps online: ${online% }"
+  fi
   awk -v list=" ${devices[*]} " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
   if daemon_alive "$pid" && [[ -x $cswapctl && -S $socket_path ]]; then
     echo
     "$cswapctl" --socket "$socket_path" stats || warn "cswapctl stats failed"
+    if following; then
+      echo
+      "$cswapctl" --socket "$socket_path" ladder || warn "cswapctl ladder failed"
+    fi
   fi
-  all_swap "${devices[@]}" && daemon_alive "$pid" || exit $EXIT_INACTIVE
+  ladder_up && daemon_alive "$pid" || exit $EXIT_INACTIVE
 }

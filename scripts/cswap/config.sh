@@ -7,13 +7,15 @@
 # and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
 
 # Reads the service keys from $merged_config, cswap-fuse's listing of
-# $config and its drop-ins: frontend, priority, mountpoint, and ctl, the
-# control socket.
+# $config and its drop-ins: frontend, priority, mountpoint, the ladder's
+# (ladder-step, ladder-online, ladder-headroom), the machine settings, and
+# ctl, the control socket.
 read_config ()
 {
   local line key value
   # The defaults of config-file.h.
   frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
+  ladder_online=all ladder_headroom=32M
   halt_poll=auto min_free=auto zswap=off
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
@@ -26,6 +28,8 @@ read_config ()
       priority) priority=$value ;;
       mountpoint) mountpoint=$value ;;
       ladder-step) ladder_step=$value ;;
+      ladder-online) ladder_online=$value ;;
+      ladder-headroom) ladder_headroom=$value ;;
       halt-poll) halt_poll=$value ;;
       min-free) min_free=$value ;;
       zswap) zswap=$value ;;

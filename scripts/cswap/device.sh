@@ -21,11 +21,13 @@ free_nbd_device ()
 
 # attach_device PID: makes the block devices (the ladder's loop devices,
 # or one nbd device) and turns swap on, the first at $priority and each
-# next one lower.  Records devices=… as each one exists.  Returns 0, or 1
-# after undoing its part.
+# next one lower; with ladder-online = follow the first only, and the
+# daemon is handed the ladder to swap on the rest as the swap in use
+# needs.  Records devices=… and windows=… as each one exists.  Returns 0,
+# or 1 after undoing its part.
 attach_device ()
 {
-  local pid=$1 file dev size offset length i
+  local pid=$1 file dev size offset length i windows=()
   devices=()
   case $frontend in
     fuse)
@@ -37,7 +39,9 @@ attach_device ()
           return 1
         fi
         devices+=("$dev")
+        windows+=("$offset:$length")
         state_set devices "${devices[*]}"
+        state_set windows "${windows[*]}"
       done < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
       # No window read (the process substitution failed: no /dev/fd).
       [[ ${#devices[@]} -gt 0 ]] || { warn "no loop device attached over $file"; return 1; }
@@ -54,16 +58,26 @@ attach_device ()
   esac
   for i in "${!devices[@]}"; do
     dev=${devices[$i]}
+    # Every step gets its header now: the daemon swaps them on later.
     if ! mkswap "$dev" >/dev/null; then
       warn "mkswap $dev failed"
       detach
       return 1
     fi
+    ((i > 0)) && following && continue
     if ! swap_on_ladder "$i"; then
       warn "swapon $dev failed"
       detach
       return 1
     fi
+  done
+  following || return 0
+  hand_over_ladder && return 0
+  # Swap must not run short for want of a follower.
+  warn "the daemon could not be handed the ladder: swapping on every step instead"
+  state_set ladder_online all
+  for ((i = 1; i < ${#devices[@]}; i++)); do
+    swap_on_ladder "$i" || { warn "swapon ${devices[$i]} failed"; detach; return 1; }
   done
   return 0
 }
@@ -119,20 +133,29 @@ detach_devices ()
 
 # Turns swap off on every recorded device, lowest priority (usually the
 # emptiest) first, and detaches them; 0, or EXIT_REFUSED if one stays
-# swap: those already turned off are then turned on again, so that
-# everything is left up as it was.
+# swap: those already turned off are then turned on again, and a ladder
+# the daemon followed is handed back to it, so that everything is left up
+# as it was.  The daemon stops following first.
 detach ()
 {
-  local i j
+  local i j was_swap=()
   read_devices
+  stop_following
+  for i in "${!devices[@]}"; do
+    is_swap "${devices[$i]}" && was_swap[i]=1
+  done
   for ((i = ${#devices[@]} - 1; i >= 0; i--)); do
     swap_off "${devices[$i]}" && continue
     warn "swapoff ${devices[$i]} failed: the device is still swap, so the daemon must"
     warn "keep running (stopping it would kill every process with pages on it)."
     warn "Free memory or stop the processes using swap, then run '$program down' again."
     for ((j = i + 1; j < ${#devices[@]}; j++)); do
+      [[ -n ${was_swap[j]:-} ]] || continue
       swap_on_ladder "$j" || warn "swapon ${devices[$j]} again failed: it stays off"
     done
+    if following && ! hand_over_ladder; then
+      warn "the daemon could not be handed the ladder again: the steps online stay as they are"
+    fi
     return $EXIT_REFUSED
   done
   detach_devices || return $EXIT_FAILED

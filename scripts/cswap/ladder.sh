@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # cswap helper: the device ladder (doc/design.md, "The device ladder"): the
-# windows over the FUSE file, a direct-I/O loop device over each, and
-# their swap priorities.
+# windows over the FUSE file, a direct-I/O loop device over each, their
+# swap priorities, and with ladder-online = follow the hand-over to the
+# daemon, which then swaps the steps on and off itself as the swap in use
+# needs ("Steps that follow the swap in use"; daemon/ladder-follow.h).
 #
 # A part of the `cswap` script: scripts/cswap.in includes it (#@include)
 # when meson builds the script, so it runs with the script's variables
@@ -69,13 +71,63 @@ attach_loop ()
   echo "$dev"
 }
 
-# swap_on_ladder I: swapon the recorded device I at its place in the
-# ladder: the recorded priority for the first, one less for each next one.
-# (Recorded, since `down` does not read the configuration, which may have
-# changed since.)
-swap_on_ladder ()
+# ladder_priority I: the swap priority of step I: the recorded priority
+# for the first, one less for each next one, -1 (the kernel's choice) at
+# the lowest.  (Recorded, since `down` does not read the configuration,
+# which may have changed since.)
+ladder_priority ()
 {
   local prio=$(($(state_get priority) - $1))
   ((prio >= -1)) || prio=-1
-  swapon --discard=pages -p "$prio" "${devices[$1]}"
+  echo "$prio"
+}
+
+# swap_on_ladder I: swapon the recorded device I at its place in the
+# ladder.
+swap_on_ladder ()
+{
+  swapon --discard=pages -p "$(ladder_priority "$1")" "${devices[$1]}"
+}
+
+# following: the recorded ladder is the daemon's to follow.
+following ()
+{
+  [[ $(state_get ladder_online) == follow ]]
+}
+
+# ladder_ctl ARG…: `ladder ARG…` on the recorded daemon's control socket;
+# its errors go to stderr.
+ladder_ctl ()
+{
+  "$cswapctl" --socket "$(state_get socket)" ladder "$@" >/dev/null
+}
+
+# hand_over_ladder: the recorded steps (devices and windows, in ladder
+# order) to the daemon, which then follows the swap in use, at the
+# recorded headroom.  0, or 1 after saying why.
+hand_over_ladder ()
+{
+  local i windows
+  [[ -x $cswapctl ]] || { warn "$cswapctl: not found: the daemon cannot be handed the ladder"; return 1; }
+  read -ra windows <<<"$(state_get windows)"
+  [[ ${#windows[@]} -eq ${#devices[@]} ]] \
+    || { warn "the state has ${#windows[@]} windows for ${#devices[@]} devices"; return 1; }
+  # Whatever the daemon had (a refused down hands the ladder over again).
+  ladder_ctl stop || return 1
+  for i in "${!devices[@]}"; do
+    ladder_ctl add "${devices[$i]}" "${windows[$i]%:*}" "${windows[$i]#*:}" \
+      "$(ladder_priority "$i")" || return 1
+  done
+  ladder_ctl follow "$(state_get ladder_headroom)"
+}
+
+# stop_following: the daemon stops swapping steps on and off, so that no
+# swapon of its own races a swapoff of ours.  Returns 1 (having warned)
+# if a live daemon could not be told.
+stop_following ()
+{
+  following && daemon_alive "$(state_get pid)" || return 0
+  ladder_ctl stop && return 0
+  warn "could not tell the daemon to stop following the swap in use: it may swap a step on again"
+  return 1
 }

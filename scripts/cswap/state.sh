@@ -67,6 +67,28 @@ all_swap ()
   for dev; do is_swap "$dev" || return 1; done
 }
 
+# ladder_up: the recorded devices are swap as the ladder has them: every
+# one, or with ladder-online = follow the first (the daemon swaps the
+# others on as the swap in use needs).
+ladder_up ()
+{
+  [[ ${#devices[@]} -gt 0 ]] || return 1
+  if [[ $(state_get ladder_online) == follow ]]; then
+    is_swap "${devices[0]}"
+  else
+    all_swap "${devices[@]}"
+  fi
+}
+
+# The recorded devices that are swap now, in ladder order, one a line.
+online_devices ()
+{
+  local dev
+  for dev in "${devices[@]}"; do
+    is_swap "$dev" && echo "$dev"
+  done
+}
+
 # The recorded devices, highest priority first, as the array devices.
 read_devices ()
 {

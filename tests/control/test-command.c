@@ -3,7 +3,8 @@
  * numbers match what was written, compact frees a fragmented pool, set and
  * get round-trip, bad input of every kind gets an error reply and
  * changes nothing, and a writeback stopped by a full backing file or by
- * the writeback budget still reports what it wrote.
+ * the writeback budget still reports what it wrote.  A front end's
+ * command and numbers (control_extend) come through as its own.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -504,6 +505,84 @@ test_writeback_budget (void)
   put_back_store ();
 }
 
+/* A front end's command and numbers (control_extend): dispatched after
+ * the built-in commands, with its argument count checked, its error
+ * passed on, listed by help, and its numbers in stats and metrics.
+ */
+static const struct control_extension_number extension_numbers[] = {
+  { "test_things", false, "Things, a gauge." },
+  { "test_events", true, "Events, a counter." },
+};
+
+static unsigned extension_runs;
+
+static int
+run_test_extension (void *arg, unsigned argc, char *const *argv,
+                    struct json *reply, char *error, size_t error_size)
+{
+  (void) arg;
+  (void) reply;
+  extension_runs++;
+  if (argc == 1 && strcmp (argv[0], "fail") == 0) {
+    snprintf (error, error_size, "asked to fail");
+    return -1;
+  }
+  return 0;
+}
+
+static void
+read_test_numbers (void *arg, uint64_t *values)
+{
+  (void) arg;
+  values[0] = 3;
+  values[1] = 41;
+}
+
+static void
+test_extension (void)
+{
+  static const struct control_extension extension = {
+    .command = "testext", .args = "[fail]", .help = "a test command",
+    .min_args = 0, .max_args = 1, .run = run_test_extension,
+    .numbers = extension_numbers, .number_count = 2,
+    .read_numbers = read_test_numbers,
+  };
+  json_object *o;
+  const char *text;
+
+  expect_error ("testext", 7, "unknown command", "no extension yet");
+  control_extend (control, &extension);
+  o = execute ("testext");
+  ok (is_ok (o) && extension_runs == 1, "the extension's command runs");
+  json_object_put (o);
+  expect_error ("testext fail", 12, "asked to fail",
+                "the extension's error is the reply's");
+  expect_error ("testext a b", 11, "usage: testext [fail]",
+                "its argument count is checked first");
+  ok (extension_runs == 2, "a wrong count does not reach it");
+  o = execute ("help");
+  json_object *commands = get (o, "commands");
+  size_t n = commands ? json_object_array_length (commands) : 0;
+  ok (n == 9 && strcmp (json_object_get_string
+                          (get (json_object_array_get_idx (commands, 8),
+                                "name")), "testext") == 0,
+      "help lists it after the 8 built-in commands");
+  json_object_put (o);
+  o = execute ("stats");
+  ok (get (o, "test_things") && get_uint (o, "test_things") == 3
+      && get_uint (o, "test_events") == 41, "stats shows its numbers");
+  json_object_put (o);
+  o = execute ("metrics");
+  text = json_object_get_string (get (o, "metrics"));
+  ok (text && strstr (text, "\n# TYPE cswap_test_things gauge\n"
+                      "cswap_test_things 3\n")
+      && strstr (text, "\n# TYPE cswap_test_events_total counter\n"
+                 "cswap_test_events_total 41\n"),
+      "metrics shows them, the counter as _total");
+  json_object_put (o);
+  control_extend (control, NULL);
+}
+
 int
 main (void)
 {
@@ -528,6 +607,7 @@ main (void)
   test_bad_input ();
   test_writeback_stopped ();
   test_writeback_budget ();
+  test_extension ();
 
   control_destroy (control);
   store_destroy (store);

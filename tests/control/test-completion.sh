@@ -48,7 +48,7 @@ check "complete -p: both programs" \
 
 check "cswapctl: every command" \
   completes "$cswapctl" '' : stats status classes compact writeback get set \
-    metrics help
+    metrics ladder help
 check "cswapctl: commands by prefix" completes "$cswapctl" st : stats status
 check "cswapctl: options by prefix" \
   completes "$cswapctl" --o : --output --output-all

@@ -20,7 +20,7 @@ values=(0 1 2147483647 2147483648 4294967295 4294967296
 config_keys=(size level pool-limit huge-threshold max-zspage-pages
              backing-size reserve accept-threshold writeback-batch
              idle-writeback writeback-limit writeback-burst compact-threshold
-             ctl-uid priority ladder-step)
+             ctl-uid priority ladder-step ladder-headroom)
 # Commands and their numeric arguments, the number last.
 commands=("set pool-limit" "set level" "set accept-threshold"
           "set writeback-batch" "set idle-writeback" "set writeback-limit"

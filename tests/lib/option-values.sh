@@ -17,6 +17,9 @@ declare -A good=(
   [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
   [ladder-step]=32M [halt-poll]=keep [min-free]=keep [zswap]=keep
+  # Not follow: with every key at once, frontend = nbd and ctl = none
+  # refuse it (test-config.sh tries follow on its own).
+  [ladder-online]=all [ladder-headroom]=16M
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -36,5 +39,6 @@ declare -A bad=(
   [priority]="40000|" [mountpoint]="relative/path|absolute"
   [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
   [min-free]="never|auto or keep" [zswap]="no|off or keep"
+  [ladder-online]="some|all or follow" [ladder-headroom]="1M|4M to 1T"
 )
 

@@ -102,6 +102,17 @@ check_file "a file without size is accepted (the size follows the machine)" \
 check_file "a level the codec does not take is reported at its line" \
   "test.conf:3: level=3: lz4 takes no level" 1 <<<$'size = 1G\ncodec = lz4\nlevel = 3'
 check_file "an empty file is accepted" "$ends_ok" 0 </dev/null
+# ladder-online = follow needs the ladder (fuse) and the control socket
+# the steps are handed over on.
+check_file "ladder-online = follow with the fuse front end is accepted" \
+  "ladder-online = follow  # $dir/test.conf:2"$'\n'"ladder-headroom = 8M  # $dir/test.conf:3$ends_ok" 0 \
+  <<<$'size = 1G\nladder-online = follow\nladder-headroom = 8M'
+check_file "ladder-online = follow with frontend = nbd is refused" \
+  "^cswap-fuse: $dir/test.conf: ladder-online = follow: frontend = nbd serves one device" 1 \
+  <<<$'ladder-online = follow\nfrontend = nbd'
+check_file "ladder-online = follow with ctl = none is refused" \
+  "^cswap-fuse: $dir/test.conf: ladder-online = follow: .*ctl = none" 1 \
+  <<<$'ladder-online = follow\nctl = none'
 out=$("$cswap_fuse" --check-config "$dir/missing.conf" 2>&1)
 status=$?
 check "a missing file is reported with its path ($out)" \

@@ -118,36 +118,10 @@ if [[ -x $CSWAPCTL ]]; then
 fi
 
 # ---- the refusal: swapoff fails while a full memcg holds swapped pages ----
-# start_holder NAME: a workload in memcg NAME (64 MiB) that writes 256 MiB
-# and sleeps with most of it swapped out; sets cg and holder.
-start_holder ()
-{
-  rm -f "$CLEANUP_DIR/ready"
-  cg=$(make_memcg "$1" $((64 << 20))) || exit
-  python3 - "$cg" "$CLEANUP_DIR/ready" <<'PY' &
-import os, sys, time
-with open(sys.argv[1] + "/cgroup.procs", "w") as f:
-    f.write(str(os.getpid()))
-data = bytearray(256 << 20)            # 4x the limit: most of it swaps out
-for i in range(0, len(data), 4096):
-    data[i:i + 8] = i.to_bytes(8, "little")
-open(sys.argv[2], "w").close()
-time.sleep(3600)
-PY
-  holder=$!
-  wait_for "[[ -e $CLEANUP_DIR/ready ]]" 120 || bail_out "the memcg workload did not fill"
-}
-
-stop_holder ()
-{
-  memcg_remove "$cg"
-  wait "$holder" 2>/dev/null
-}
-
 # used_kib DEV: DEV's Used in /proc/swaps (empty if it is not swap).
 used_kib () { awk -v d="$1" '$1 == d { print $4 }' /proc/swaps; }
 
-start_holder hold
+start_holder hold 64 256
 diag "$(cat /proc/swaps)"
 used=0
 for d in "${devs[@]}"; do used=$((used + $(used_kib "$d"))); done
@@ -216,7 +190,7 @@ check_cleared ()
 
 "${cswap[@]}" up >"$CLEANUP_DIR/up3.out" 2>&1 || bail_out "cswap up after down failed: $(cat "$CLEANUP_DIR/up3.out")"
 read -ra devs <<<"$(state_devices)"
-start_holder crash
+start_holder crash 64 256
 kill_daemon
 out=$("${cswap[@]}" status 2>&1)
 status=$?

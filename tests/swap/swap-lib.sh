@@ -254,6 +254,35 @@ run_in_memcg ()
   sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
+# start_holder NAME LIMIT_MIB SIZE_MIB: a Python workload in a new memcg
+# NAME of LIMIT_MIB that writes SIZE_MIB, a stamp a page, and sleeps, with
+# what does not fit swapped out; returns once it is written.  Sets cg (the
+# memcg: a test may turn its OOM killer off to make swapoff fail) and
+# holder (its pid).  stop_holder kills it and removes the memcg.
+start_holder ()
+{
+  rm -f "$CLEANUP_DIR/ready"
+  cg=$(make_memcg "$1" $(($2 << 20))) || exit
+  python3 - "$cg" "$CLEANUP_DIR/ready" "$3" <<'PY' &
+import os, sys, time
+with open(sys.argv[1] + "/cgroup.procs", "w") as f:
+    f.write(str(os.getpid()))
+data = bytearray(int(sys.argv[3]) << 20)
+for i in range(0, len(data), 4096):
+    data[i:i + 8] = i.to_bytes(8, "little")
+open(sys.argv[2], "w").close()
+time.sleep(3600)
+PY
+  holder=$!
+  wait_for "[[ -e $CLEANUP_DIR/ready ]]" 120 || bail_out "the memcg workload did not fill"
+}
+
+stop_holder ()
+{
+  memcg_remove "$cg"
+  wait "$holder" 2>/dev/null
+}
+
 # ------------------------------------------------------ devices and swap ----
 
 # attach_loop FILE: prints /dev/loopN backed by FILE with direct I/O.  A

@@ -1,0 +1,69 @@
+/* cswap: when the ladder's follower swaps a step on or off — a pure
+ * function of the steps' state, so that a table of cases can test it
+ * (tests/daemon/test-ladder-policy.c).
+ *
+ * The ladder (doc/design.md, "The device ladder") is loop devices over
+ * consecutive windows of the one FUSE file, highest priority first.
+ * With ladder-online = follow the daemon keeps online only what the swap
+ * in use needs plus a headroom H (ladder-follow.h runs this policy):
+ *
+ *   on   when the free swap of the online steps is below H, the first
+ *        step in ladder order that is offline (and not resting after a
+ *        failure) goes on: usually the next one down;
+ *   off  when the last online step in ladder order (the lowest priority
+ *        one, the kernel's last choice) holds nothing (Used 0) and the
+ *        online steps without it still have at least 2 H free, it goes
+ *        off; the first LADDER_ALWAYS_ON_STEPS steps never do;
+ *   keep otherwise, and whenever no step is online at all: swap turned
+ *        off by someone else (swapoff -a, systemd at shutdown) is not the
+ *        follower's to turn on again.
+ *
+ * One action per call; the caller acts, reads the kernel's figures again
+ * and calls again until the answer is keep.  The gap between H and 2 H
+ * is the hysteresis: right after a step goes on the free swap without it
+ * is below H, so it cannot go off again, and right after one goes off
+ * the free swap is at least 2 H, so none goes on again.  Sizes are what
+ * the kernel gives (a window less its header page), used the kernel's
+ * own count (its Used: swap-cache pages included).
+ */
+#ifndef CSWAP_LADDER_POLICY_H
+#define CSWAP_LADDER_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The first step: what `cswap up` swaps on itself, and what keeps the
+ * device swap (so the daemon refuses SIGTERM) whatever the follower does.
+ */
+#define LADDER_ALWAYS_ON_STEPS 1
+
+struct ladder_step_view {
+  uint64_t size_bytes;          /* swap the step gives when online */
+  uint64_t used_bytes;          /* the kernel's Used; 0 when offline */
+  bool online;
+  bool resting;                 /* a swapon or swapoff of it failed lately */
+};
+
+enum ladder_verb {
+  LADDER_KEEP,
+  LADDER_SWAP_ON,
+  LADDER_SWAP_OFF,
+};
+
+struct ladder_action {
+  enum ladder_verb verb;
+  unsigned step;                /* for SWAP_ON and SWAP_OFF */
+};
+
+/* The free swap of the online steps among STEPS[0..COUNT). */
+extern uint64_t ladder_free_bytes (const struct ladder_step_view *steps,
+                                   unsigned count);
+
+/* What to do next with STEPS[0..COUNT), in ladder order, for a headroom
+ * of HEADROOM_BYTES.
+ */
+extern struct ladder_action ladder_decide (const struct ladder_step_view *steps,
+                                           unsigned count,
+                                           uint64_t headroom_bytes);
+
+#endif /* CSWAP_LADDER_POLICY_H */
