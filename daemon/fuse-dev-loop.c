@@ -15,6 +15,9 @@
  * readers wait exclusively); and a thread that has just served a request
  * takes the next queued one without a wait at all.  A blocking read()
  * would be one system call less still, but a stop could not reach it.
+ * The price: a request's wake-up may mark the epoll instance of a thread
+ * that is busy serving, and then waits until that thread reads again
+ * (poll() looked at the fd itself on entry).  It is delayed, never lost.
  *
  * Threads and locking: the threads share only the fd, the device (itself
  * thread-safe), two eventfds and the stopping flag; no lock.  The stop
@@ -45,6 +48,7 @@
 struct dev_thread {
   pthread_t thread;
   struct dev_loop *loop;
+  int waiter;                   /* its epoll instance (make_waiter) */
   bool started;
 };
 
@@ -128,13 +132,8 @@ dev_thread_main (void *arg)
   struct dev_loop *loop = self->loop;
   char *buf = malloc (READ_BUFFER_BYTES);
   void *reply_payload = malloc (RAW_PAYLOAD_BYTES);
-  int waiter = make_waiter (loop);
 
   memory_safety_mark_io_thread ();
-  if (waiter == -1) {
-    fprintf (stderr, "cswap-fuse: epoll for a /dev/fuse thread: %m\n");
-    goto out;
-  }
   if (buf == NULL || reply_payload == NULL) {
     fprintf (stderr, "cswap-fuse: no memory for a /dev/fuse thread\n");
     goto out;
@@ -155,7 +154,7 @@ dev_thread_main (void *arg)
       struct epoll_event ready;
 
       /* Nothing queued: wait for a request or the stop. */
-      if (epoll_wait (waiter, &ready, 1, -1) == -1 && errno != EINTR) {
+      if (epoll_wait (self->waiter, &ready, 1, -1) == -1 && errno != EINTR) {
         fprintf (stderr, "cswap-fuse: epoll_wait on /dev/fuse: %m\n");
         break;
       }
@@ -169,8 +168,6 @@ dev_thread_main (void *arg)
     break;
   }
  out:
-  if (waiter != -1)
-    close (waiter);
   free (buf);
   free (reply_payload);
   return NULL;
@@ -203,8 +200,12 @@ dev_loop_start (int fd, const struct device *device, unsigned threads,
     struct dev_thread *t = &loop->threads[i];
 
     t->loop = loop;
-    err = pthread_create (&t->thread, NULL, dev_thread_main, t);
+    t->waiter = make_waiter (loop);
+    err = t->waiter == -1 ? errno : pthread_create (&t->thread, NULL,
+                                                    dev_thread_main, t);
     if (err) {
+      if (t->waiter != -1)
+        close (t->waiter);
       if (i == 0)
         goto fail;
       fprintf (stderr, "cswap-fuse: starting /dev/fuse thread %u: %s\n", i,
@@ -231,8 +232,10 @@ dev_loop_stop (struct dev_loop *loop)
   atomic_store_explicit (&loop->stopping, true, memory_order_relaxed);
   eventfd_write (loop->stop_fd, 1);
   for (unsigned i = 0; i < loop->thread_count; i++)
-    if (loop->threads[i].started)
+    if (loop->threads[i].started) {
       pthread_join (loop->threads[i].thread, NULL);
+      close (loop->threads[i].waiter);
+    }
   close (loop->stop_fd);
   free (loop);
 }
