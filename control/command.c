@@ -13,7 +13,7 @@
  * dispatched after commands[], listed by help after them.
  *
  * Adding a setting for get/set (they are the store's: pool-limit, codec,
- * level, and writeback's accept-threshold, writeback-batch,
+ * level, cold-codec, cold-after, and writeback's accept-threshold, writeback-batch,
  * idle-writeback, writeback-limit, writeback-burst): add a row to
  * settings[] with a get_NAME() that writes the current value as one JSON
  * member and a set_NAME() that parses the value and applies it through a
@@ -135,6 +135,46 @@ set_codec (struct control *control, const char *key,
   codec = (struct codec_config) { id, codec_default_level (id) };
   if (store_set_codec (control->store, &codec) != 0) {
     *why = "the store refused the codec";
+    return -1;
+  }
+  return 0;
+}
+
+/* cold-codec and cold-after: the two halves of recompression, set one at
+ * a time, the other kept.
+ */
+static void
+get_recompress (struct control *control, struct json *j, const char *key)
+{
+  struct store_recompress r;
+
+  store_get_recompress (control->store, &r);
+  if (strcmp (key, "cold-codec") == 0)
+    json_string (j, key, store_recompress_codec_name (&r));
+  else
+    json_uint (j, key, r.after_s);
+}
+
+static int
+set_recompress (struct control *control, const char *key,
+                const char *value, const char **why)
+{
+  struct store_recompress r;
+  int64_t seconds;
+
+  store_get_recompress (control->store, &r);
+  if (strcmp (key, "cold-codec") == 0) {
+    if (store_recompress_parse_codec (value, &r) == -1) {
+      *why = "unknown codec (use none, lz4 or zstd)";
+      return -1;
+    }
+  }
+  else if (parse_int64 (value, 1, STORE_MAX_COLD_AFTER_S, &seconds, why) == -1)
+    return -1;
+  else
+    r.after_s = seconds;
+  if (store_set_recompress (control->store, &r) != 0) {
+    *why = "the store refused the value";
     return -1;
   }
   return 0;
@@ -277,6 +317,10 @@ static const struct setting settings[] = {
   { "codec", "lz4|zstd", get_codec, set_codec,
     "codec for pages written from now on (its default level)" },
   { "level", "N", get_level, set_level, "the codec's level" },
+  { "cold-codec", "none|lz4|zstd", get_recompress, set_recompress,
+    "codec pages get again once they stay untouched (its default level)" },
+  { "cold-after", "SECONDS", get_recompress, set_recompress,
+    "seconds between the recompressor's passes (1..30 days)" },
   { "accept-threshold", "PERCENT", get_unsigned, set_unsigned,
     "writeback stops below this % of the pool limit (1..100)" },
   { "writeback-batch", "PAGES", get_unsigned, set_unsigned,

@@ -27,6 +27,10 @@ const char options_help[] =
   "                          of ram in MiB (default min(ram / 2, 4096)).\n"
   "codec=lz4|zstd            Codec for new pages (default zstd).\n"
   "level=N                   zstd level, -7..19 (default 1).\n"
+  "cold-codec=none|lz4|zstd  Compress pages again with this codec once they\n"
+  "                          have stayed untouched (default none).\n"
+  "cold-after=SECONDS        Pass interval of that: a page is recompressed\n"
+  "                          1 to 2 passes after its last use (default 60).\n"
   "pool-limit=SIZE|N%|EXPR   Most memory for compressed pages (default: none).\n"
   "huge-threshold=BYTES      Store pages raw from this compressed size up.\n"
   "max-zspage-pages=N        Longest zspage chain, 1..16 (default 8).\n"
@@ -113,6 +117,14 @@ options_set (struct cswap_options *options, const char *key,
       reason = "unknown codec (use lz4 or zstd)";
     else if (!options->level_given)
       c->codec.level = codec_default_level (c->codec.id);
+  }
+  else if (strcmp (key, "cold-codec") == 0) {
+    if (store_recompress_parse_codec (value, &c->recompress) == -1)
+      reason = "unknown codec (use none, lz4 or zstd)";
+  }
+  else if (strcmp (key, "cold-after") == 0) {
+    if (parse_int64 (value, 1, STORE_MAX_COLD_AFTER_S, &number, &reason) == 0)
+      c->recompress.after_s = number;
   }
   else if (strcmp (key, "level") == 0) {
     if (parse_int64 (value, -1000, 1000, &number, &reason) == 0) {

@@ -25,7 +25,8 @@
  * a batch of cold pages to go to disk (writeback.c), and retries.
  *
  * What a slot holds changes only through slot-state.h; the deferred
- * compressor reaches this file through store_deferred_ops.  Locks: one
+ * compressor reaches this file through store_deferred_ops, the
+ * recompressor through store_recompress_ops.  Locks: one
  * slot lock at a time (lock order: lock-order.h).  Counters are relaxed
  * atomics: each is exact, a snapshot of several is not simultaneous.
  */
@@ -179,6 +180,7 @@ compress_deferred (void *owner, uint32_t slot)
 const struct deferred_ops store_deferred_ops = {
   .compress = compress_deferred,
 };
+
 
 /* After install_page's -EAGAIN for an object of LENGTH bytes: 0 to try
  * again, or -ENOSPC.
@@ -508,3 +510,41 @@ store_extent (struct store *store, uint64_t offset, uint64_t count,
   *length = (at < end ? at : end) - offset;
   return 0;
 }
+
+/* The recompressor's visit of SLOT (recompress.h): a page idle since the
+ * last pass is compressed again with COLD and replaced by that copy when
+ * it is smaller.  The new object is allocated before the old one is
+ * freed: at the pool limit there is no room for it, and the page stays as
+ * it was.
+ */
+static void
+recompress_visit (void *owner, uint64_t slot, const struct codec_config *cold)
+{
+  struct store *store = owner;
+  unsigned char page_bytes[CSWAP_PAGE_SIZE];
+  struct prepared_page p = { .type = SLOT_STORED, .codec = cold->id };
+  struct slot_contents c;
+  struct slot_page page;
+
+  slot_lock (&store->slots, slot);
+  if (slot_take_cold (&store->slots, slot, cold->id)) {
+    slot_get (&store->slots, slot, &c);
+    if (decode_page (store, c.codec, c.object, c.length, page_bytes) == 0) {
+      /* Kept only if below the current length: codec_compress_page
+       * returns 0 for a page that does not compress below its bound.
+       */
+      p.length = codec_compress_page (cold, page_bytes, p.compressed, c.length);
+      p.bytes = p.compressed;
+      if (p.length && store_object (store, slot, &p, &page) == 0) {
+        slot_publish_compressed (&store->slots, slot, &page);
+        counter_add (&store->count.recompressed_pages, 1);
+        counter_add (&store->count.recompressed_saved_bytes, c.length - p.length);
+      }
+    }
+  }
+  slot_unlock (&store->slots, slot);
+}
+
+const struct recompress_ops store_recompress_ops = {
+  .visit = recompress_visit,
+};

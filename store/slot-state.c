@@ -512,6 +512,23 @@ slot_age (struct slot_state *ss, uint64_t slot)
 }
 
 bool
+slot_take_cold (struct slot_state *ss, uint64_t slot, enum codec_id cold)
+{
+  struct slot_ref r = slot_ref (ss, slot);
+  uint8_t flags = ref_flags (r);
+
+  if (flags_type (flags) != SLOT_STORED
+      || (flags & (SLOT_DEFERRED | SLOT_WRITEBACK))
+      || flags_codec (flags) == cold
+      || word_length (r.chunk->word[r.i]) == CSWAP_PAGE_SIZE)
+    return false;
+  if (flags_age (flags) >= 1)
+    return true;
+  r.chunk->flags[r.i] = flags_with_age (flags, 1);
+  return false;
+}
+
+bool
 slot_read_marked (struct slot_state *ss, uint64_t slot)
 {
   return flags_read_marked (ref_flags (slot_ref (ss, slot)));

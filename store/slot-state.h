@@ -14,6 +14,7 @@
  *   slot_mark_writeback                  the page is copied into a batch
  *   slot_touch, slot_age,
  *     slot_select, slot_mark_read        CLOCK, idle ages, read marks
+ *   slot_take_cold                       the recompressor's sweep
  *
  * and each keeps the store's page counters (store_counters: same-filled,
  * huge, compressed, tiered pages, compressed bytes) in step, so that no
@@ -178,6 +179,14 @@ extern bool slot_to_tier (struct slot_state *ss, uint64_t slot, bool written,
                           uint64_t offset, uint32_t length);
 /* The idle sweep: a stored page grows one age older, to SLOT_AGE_MAX. */
 extern void slot_age (struct slot_state *ss, uint64_t slot);
+
+/* The recompressor's sweep (recompress.c): whether SLOT holds a
+ * compressed page (not raw, deferred or in a writeback batch) in another
+ * codec than COLD that has been idle since the sweep before; one not idle
+ * that long is aged for the next sweep.
+ */
+extern bool slot_take_cold (struct slot_state *ss, uint64_t slot,
+                            enum codec_id cold);
 
 /* Read writeback (writeback-reads.c): whether SLOT carries a read mark,
  * whether it may take one (stored, not deferred), and the marking.

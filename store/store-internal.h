@@ -3,13 +3,14 @@
  *   store.c           setup and teardown, background threads, commands
  *   data-path.c       reads, writes, trims, extents; deferred compression
  *   store-stats.c     statistics and request latency
- *   store-settings.c  codec, pool limit, writeback settings
+ *   store-settings.c  codec, cold codec, pool limit, writeback settings
  *
  * Below them, each with its own header and none calling back up:
  *
  *   slot-state.c      every change of a slot (over slot-table.c)
  *   pool-limit.c      the pool limit and its accept threshold
  *   deferred.c        the queue of pages stored raw, and its thread
+ *   recompress.c      the sweeper that recompresses pages that stay
  *   auto-compact.c    every compaction, and its thread
  *   writeback*.c      the writer (writeback.h)
  *
@@ -24,6 +25,7 @@
 #include "auto-compact.h"
 #include "deferred.h"
 #include "pool-limit.h"
+#include "recompress.h"
 #include "slot-state.h"
 #include "store-counters.h"
 #include "store.h"
@@ -40,6 +42,7 @@ struct store {
   struct writeback *writeback;          /* set at creation; NULL: no
                                            backing file */
   struct deferred *deferred;            /* set at creation */
+  struct recompress *recompress;        /* set at creation */
   struct auto_compact *compactor;       /* set at creation */
   struct store_counters count;          /* relaxed atomics */
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];  /* atomics */
@@ -59,5 +62,7 @@ store_codec_now (struct store *store)
  * owner is the store.
  */
 extern const struct deferred_ops store_deferred_ops;
+/* data-path.c: the recompressor's visit (recompress.h). */
+extern const struct recompress_ops store_recompress_ops;
 
 #endif /* CSWAP_STORE_INTERNAL_H */

@@ -1,4 +1,5 @@
-/* cswap: the store's settings — the codec for new pages, the pool limit
+/* cswap: the store's settings — the codec for new pages, recompression
+ * (recompress.c's, under its own lock), the pool limit
  * and accept threshold (pool-limit.c's), the writer's batch size and
  * idle writeback (writeback-settings.c's), and the writeback budget
  * (writeback-budget.c's).  Settings of the writer are refused without a
@@ -8,6 +9,7 @@
  * it is used; the budget is under its own lock (writeback-internal.h).
  */
 #include <errno.h>
+#include <string.h>
 
 #include "store-internal.h"
 
@@ -29,6 +31,41 @@ void
 store_get_codec (struct store *store, struct codec_config *codec)
 {
   *codec = store_codec_now (store);
+}
+
+int
+store_set_recompress (struct store *store,
+                      const struct store_recompress *settings)
+{
+  return recompress_set (store->recompress, settings);
+}
+
+void
+store_get_recompress (struct store *store, struct store_recompress *settings)
+{
+  recompress_get (store->recompress, settings);
+}
+
+int
+store_recompress_parse_codec (const char *name, struct store_recompress *settings)
+{
+  enum codec_id id;
+
+  if (strcmp (name, "none") == 0) {
+    settings->enabled = false;
+    return 0;
+  }
+  if (codec_id_parse (name, &id) == -1)
+    return -1;
+  settings->enabled = true;
+  settings->cold = (struct codec_config) { id, codec_default_level (id) };
+  return 0;
+}
+
+const char *
+store_recompress_codec_name (const struct store_recompress *settings)
+{
+  return settings->enabled ? codec_name (settings->cold.id) : "none";
 }
 
 int

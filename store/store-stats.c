@@ -55,6 +55,7 @@ store_stats (struct store *store, struct store_stats *s)
   if (store->writeback)
     writeback_budget_stats (store->writeback, s);
   s->deferred_pages = deferred_queued_pages (store->deferred);
+  s->recompress_passes = recompress_passes (store->recompress);
   auto_compact_stats (store->compactor, s);
   s->pages_stored = store_pages_stored (store);
   s->original_bytes = s->pages_stored * CSWAP_PAGE_SIZE;

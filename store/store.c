@@ -3,8 +3,8 @@
  *
  * A store is made bottom up, each part handed what it works on and
  * nothing of the store above it: the slots (slot-state.h) and the
- * allocator, whose owner they are; the pool limit; the compactor and the
- * deferred queue; then, with a backing file, the tier and the writer.
+ * allocator, whose owner they are; the pool limit; the compactor, the
+ * deferred queue and the recompressor; then, with a backing file, the tier and the writer.
  * The data path (data-path.c), statistics (store-stats.c) and settings
  * (store-settings.c) are the store's other files; store-internal.h says
  * which is which.
@@ -30,9 +30,21 @@ store_create_error (void)
   return create_error;
 }
 
+/* The recompression settings CONFIG gives, its default filled in. */
+static struct store_recompress
+recompress_settings (const struct store_config *config)
+{
+  struct store_recompress s = config->recompress;
+
+  if (s.after_s == 0)
+    s.after_s = STORE_DEFAULT_COLD_AFTER_S;
+  return s;
+}
+
 static bool
 config_is_valid (const struct store_config *config)
 {
+  struct store_recompress recompress = recompress_settings (config);
   int min, max;
 
   return config->size_bytes != 0 && config->size_bytes % CSWAP_PAGE_SIZE == 0
@@ -40,6 +52,7 @@ config_is_valid (const struct store_config *config)
     && config->codec.id < CODEC_COUNT
     && codec_check_level (config->codec.id, config->codec.level,
                           &min, &max) == 0
+    && recompress_settings_valid (&recompress)
     && config->huge_threshold_bytes <= CSWAP_PAGE_SIZE
     && pool_limit_valid (config->pool_limit_bytes);
 }
@@ -84,10 +97,13 @@ huge_threshold (struct zs_pool *pool, uint32_t configured)
   return configured && configured < huge ? configured : huge;
 }
 
-/* The compactor and the deferred queue.  0, or -1 with create_error. */
+/* The compactor, the deferred queue and the recompressor.  0, or -1 with
+ * create_error.
+ */
 static int
 create_threads (struct store *store, const struct store_config *config)
 {
+  struct store_recompress recompress = recompress_settings (config);
   struct auto_compact_config compact_config = {
     .pool = store->slots.pool,
     .threshold_percent = config->manual_compaction ? 0
@@ -97,7 +113,10 @@ create_threads (struct store *store, const struct store_config *config)
 
   store->deferred = deferred_create (&store_deferred_ops, store);
   store->compactor = auto_compact_create (&compact_config);
-  if (store->deferred == NULL || store->compactor == NULL) {
+  store->recompress = recompress_create (&store_recompress_ops, store,
+                                         &store->slots, &recompress);
+  if (store->deferred == NULL || store->compactor == NULL
+      || store->recompress == NULL) {
     snprintf (create_error, sizeof create_error, "out of memory");
     return -1;
   }
@@ -192,6 +211,8 @@ store_start_background (struct store *store)
     r = deferred_start (store->deferred);
   if (r == 0)
     r = auto_compact_start (store->compactor);
+  if (r == 0)
+    r = recompress_start (store->recompress);
   if (r)
     store_stop_background (store);
   return r;
@@ -200,6 +221,7 @@ store_start_background (struct store *store)
 void
 store_stop_background (struct store *store)
 {
+  recompress_stop (store->recompress);
   auto_compact_stop (store->compactor);
   deferred_stop (store->deferred);
   writeback_stop (store->writeback);
@@ -216,6 +238,7 @@ store_destroy (struct store *store)
    */
   store_stop_background (store);
   auto_compact_destroy (store->compactor);
+  recompress_destroy (store->recompress);
   deferred_destroy (store->deferred);
   writeback_destroy (store->writeback);
   tier_close (store->slots.tier);

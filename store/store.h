@@ -40,9 +40,25 @@ struct store_writeback_budget {
 #define STORE_MIN_WRITEBACK_BUDGET_BYTES 8192u
 #define STORE_MAX_WRITEBACK_BUDGET_BYTES (UINT64_C (1) << 47)
 
+/* Recompression of pages that stay (store/recompress.c): each pass, every
+ * after_s seconds, compresses again with COLD the pages untouched since
+ * the pass before.
+ */
+struct store_recompress {
+  bool enabled;                 /* false: no cold codec, no passes */
+  struct codec_config cold;
+  unsigned after_s;             /* 1..STORE_MAX_COLD_AFTER_S; in a config, 0: the default */
+};
+/* The default cold-after, and the longest (30 days, as for
+ * idle-writeback).
+ */
+#define STORE_DEFAULT_COLD_AFTER_S 60
+#define STORE_MAX_COLD_AFTER_S (30u * 24 * 3600)
+
 struct store_config {
   uint64_t size_bytes;          /* device size; a multiple of 4096 */
   struct codec_config codec;
+  struct store_recompress recompress;   /* all zeros: none */
   uint64_t pool_limit_bytes;    /* 0: no limit; else STORE_MIN_POOL_LIMIT_BYTES up */
   uint32_t huge_threshold_bytes; /* 0: the allocator's huge class size */
   unsigned max_pages_per_zspage; /* 0: the allocator's default */
@@ -153,6 +169,20 @@ extern uint64_t store_size (const struct store *store);
  */
 extern int store_set_codec (struct store *store, const struct codec_config *codec);
 extern void store_get_codec (struct store *store, struct codec_config *codec);
+/* Recompression of pages that stay: its codec (ENABLED false: none) and
+ * the seconds between passes.  Returns 0 or -EINVAL.
+ */
+extern int store_set_recompress (struct store *store,
+                                 const struct store_recompress *settings);
+extern void store_get_recompress (struct store *store,
+                                  struct store_recompress *settings);
+/* cold-codec=NAME into *SETTINGS: none, or lz4 or zstd at its default
+ * level.  0, or -1 (nothing changed) for another name.  And the name of
+ * what *SETTINGS holds.
+ */
+extern int store_recompress_parse_codec (const char *name,
+                                         struct store_recompress *settings);
+extern const char *store_recompress_codec_name (const struct store_recompress *settings);
 /* Returns 0, or -EINVAL (and changes nothing) for a limit under
  * STORE_MIN_POOL_LIMIT_BYTES but 0.
  */
