@@ -165,7 +165,7 @@ set_recompress (struct control *control, const char *key,
   store_get_recompress (control->store, &r);
   if (strcmp (key, "cold-codec") == 0) {
     if (store_recompress_parse_codec (value, &r) == -1) {
-      *why = "unknown codec (use none, lz4 or zstd)";
+      *why = "unknown cold codec (use none or zstd)";
       return -1;
     }
   }
@@ -317,7 +317,7 @@ static const struct setting settings[] = {
   { "codec", "lz4|zstd", get_codec, set_codec,
     "codec for pages written from now on (its default level)" },
   { "level", "N", get_level, set_level, "the codec's level" },
-  { "cold-codec", "none|lz4|zstd", get_recompress, set_recompress,
+  { "cold-codec", "none|zstd", get_recompress, set_recompress,
     "codec pages get again once they stay untouched (its default level)" },
   { "cold-after", "SECONDS", get_recompress, set_recompress,
     "seconds between the recompressor's passes (1..30 days)" },
@@ -408,6 +408,17 @@ run_compact (struct request *r)
     return fail (r, "compaction failed: %s", strerror (-e));
   json_uint (r->reply, "pages_freed", result.pages_freed);
   json_uint (r->reply, "objects_moved", result.objects_moved);
+  return 0;
+}
+
+static int
+run_recompress (struct request *r)
+{
+  uint64_t pages;
+
+  if (store_recompress_now (r->control->store, &pages) == -EINVAL)
+    return fail (r, "no cold codec (set cold-codec first)");
+  json_uint (r->reply, "pages_recompressed", pages);
   return 0;
 }
 
@@ -525,6 +536,8 @@ static const struct command commands[] = {
     "the store's and allocator's counters, options, uptime" },
   { "classes", "", 0, 0, run_classes, "the allocator's per-class table" },
   { "compact", "", 0, 0, run_compact, "compact the allocator now" },
+  { "recompress", "", 0, 0, run_recompress,
+    "one recompression pass now: pages untouched since the last get the cold codec" },
   { "get", "[KEY]", 0, 1, run_get, "one setting, or all of them" },
   { "set", "KEY VALUE", 2, 2, run_set, "change a setting" },
   { "writeback", "[ARGS]", 0, MAX_WORDS - 1, run_writeback,

@@ -239,6 +239,7 @@ static const struct command commands[] = {
   { "status", "stats", 0, 0, NO_JSON | SOCKETS, print_status },
   { "classes", NULL, 0, 0, TABLE, print_classes },
   { "compact", NULL, 0, 0, TABLE, print_compact },
+  { "recompress", NULL, 0, 0, 0, print_members },
   { "get", NULL, 0, 1, 0, print_members },
   { "set", NULL, 2, 2, 0, print_members },
   { "writeback", NULL, 0, 7, 0, print_members },
@@ -260,6 +261,7 @@ usage (FILE *f)
            "warnings\n"
            "  classes               the allocator's per-class table\n"
            "  compact               compact the allocator now\n"
+           "  recompress            one recompression pass now\n"
            "  writeback [ARGS]      write pages back to the backing file\n"
            "  get [KEY]             one setting, or all\n"
            "  set KEY VALUE         change a setting\n"

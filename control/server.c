@@ -29,8 +29,9 @@
  * administrator's.
  *
  * The data path never waits for this thread: the commands only read
- * counters and set values, except compact, whose critical sections are
- * bounded (store.h).  While a compaction runs, other control clients wait.
+ * counters and set values, except compact and recompress, whose critical
+ * sections are bounded (store.h: one zspage, one page).  While either
+ * runs, other control clients wait.
  *
  * The thread is not an I/O flusher: the daemon may mark its I/O threads
  * PR_SET_IO_FLUSHER (shared/DESIGN.md, "Staying alive under memory

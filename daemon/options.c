@@ -27,8 +27,8 @@ const char options_help[] =
   "                          of ram in MiB (default min(ram / 2, 4096)).\n"
   "codec=lz4|zstd            Codec for new pages (default zstd).\n"
   "level=N                   zstd level, -7..19 (default 1).\n"
-  "cold-codec=none|lz4|zstd  Compress pages again with this codec once they\n"
-  "                          have stayed untouched (default none).\n"
+  "cold-codec=none|zstd      Compress pages again with zstd once they have\n"
+  "                          stayed untouched (default none).\n"
   "cold-after=SECONDS        Pass interval of that: a page is recompressed\n"
   "                          1 to 2 passes after its last use (default 60).\n"
   "pool-limit=SIZE|N%|EXPR   Most memory for compressed pages (default: none).\n"
@@ -120,7 +120,7 @@ options_set (struct cswap_options *options, const char *key,
   }
   else if (strcmp (key, "cold-codec") == 0) {
     if (store_recompress_parse_codec (value, &c->recompress) == -1)
-      reason = "unknown codec (use none, lz4 or zstd)";
+      reason = "unknown cold codec (use none or zstd)";
   }
   else if (strcmp (key, "cold-after") == 0) {
     if (parse_int64 (value, 1, STORE_MAX_COLD_AFTER_S, &number, &reason) == 0)

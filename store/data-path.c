@@ -517,7 +517,7 @@ store_extent (struct store *store, uint64_t offset, uint64_t count,
  * freed: at the pool limit there is no room for it, and the page stays as
  * it was.
  */
-static void
+static bool
 recompress_visit (void *owner, uint64_t slot, const struct codec_config *cold)
 {
   struct store *store = owner;
@@ -525,6 +525,7 @@ recompress_visit (void *owner, uint64_t slot, const struct codec_config *cold)
   struct prepared_page p = { .type = SLOT_STORED, .codec = cold->id };
   struct slot_contents c;
   struct slot_page page;
+  bool done = false;
 
   slot_lock (&store->slots, slot);
   if (slot_take_cold (&store->slots, slot, cold->id)) {
@@ -539,10 +540,12 @@ recompress_visit (void *owner, uint64_t slot, const struct codec_config *cold)
         slot_publish_compressed (&store->slots, slot, &page);
         counter_add (&store->count.recompressed_pages, 1);
         counter_add (&store->count.recompressed_saved_bytes, c.length - p.length);
+        done = true;
       }
     }
   }
   slot_unlock (&store->slots, slot);
+  return done;
 }
 
 const struct recompress_ops store_recompress_ops = {

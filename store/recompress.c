@@ -106,25 +106,28 @@ recompress_destroy (struct recompress *r)
   free (r);
 }
 
-/* One pass over the table with COLD; stops early when asked to. */
-static void
+/* One pass over the table with COLD; stops early when asked to.  Returns
+ * the pages recompressed.
+ */
+static uint64_t
 sweep (struct recompress *r, const struct codec_config *cold)
 {
-  uint64_t slots = r->slots->table.slots;
+  uint64_t slots = r->slots->table.slots, recompressed = 0;
 
   for (uint64_t slot = 0; slot < slots; ) {
     if (slot % SLOTS_PER_CHUNK == 0) {
       if (atomic_load (&r->stop))
-        return;
+        return recompressed;
       if (!slot_exists (r->slots, slot)) {
         slot += SLOTS_PER_CHUNK;
         continue;
       }
     }
-    r->ops->visit (r->owner, slot, cold);
+    recompressed += r->ops->visit (r->owner, slot, cold);
     slot++;
   }
   atomic_fetch_add_explicit (&r->passes, 1, memory_order_relaxed);
+  return recompressed;
 }
 
 static struct timespec
@@ -209,6 +212,19 @@ recompress_get (struct recompress *r, struct store_recompress *settings)
   lock_acquire (&r->lock, LOCK_RANK_LEAF);
   *settings = r->settings;
   lock_release (&r->lock);
+}
+
+int
+recompress_pass (struct recompress *r, uint64_t *pages)
+{
+  struct store_recompress s;
+
+  *pages = 0;
+  recompress_get (r, &s);
+  if (!s.enabled)
+    return -EINVAL;
+  *pages = sweep (r, &s.cold);
+  return 0;
 }
 
 uint64_t

@@ -17,10 +17,10 @@
 
 struct recompress_ops {
   /* One pass's visit of SLOT: compresses its page again with COLD if it
-   * has been idle since the pass before, else ages it a pass.  Takes the
-   * slot's lock itself.  Called on the sweeper thread, no lock held.
+   * has been idle since the pass before (true), else ages it a pass.
+   * Takes the slot's lock itself.  Called with no lock held.
    */
-  void (*visit) (void *owner, uint64_t slot, const struct codec_config *cold);
+  bool (*visit) (void *owner, uint64_t slot, const struct codec_config *cold);
 };
 
 struct recompress;
@@ -48,6 +48,11 @@ extern int recompress_set (struct recompress *r,
                            const struct store_recompress *settings);
 extern void recompress_get (struct recompress *r,
                             struct store_recompress *settings);
+/* One pass now, on the calling thread, beside the sweeper's (a slot is
+ * visited under its lock either way): the pages it recompressed in
+ * *PAGES.  0, or -EINVAL without a cold codec.
+ */
+extern int recompress_pass (struct recompress *r, uint64_t *pages);
 /* Passes finished since creation. */
 extern uint64_t recompress_passes (struct recompress *r);
 

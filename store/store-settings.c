@@ -47,18 +47,27 @@ store_get_recompress (struct store *store, struct store_recompress *settings)
 }
 
 int
+store_recompress_now (struct store *store, uint64_t *pages)
+{
+  return recompress_pass (store->recompress, pages);
+}
+
+/* zstd only: lz4 makes almost no zstd page smaller, so a cold lz4 would
+ * decompress and compress every page at every pass for nothing (a page
+ * the cold codec does not shrink stays as it was, and is tried again).
+ */
+int
 store_recompress_parse_codec (const char *name, struct store_recompress *settings)
 {
-  enum codec_id id;
-
   if (strcmp (name, "none") == 0) {
     settings->enabled = false;
     return 0;
   }
-  if (codec_id_parse (name, &id) == -1)
+  if (strcmp (name, "zstd") != 0)
     return -1;
   settings->enabled = true;
-  settings->cold = (struct codec_config) { id, codec_default_level (id) };
+  settings->cold = (struct codec_config) { CODEC_ZSTD,
+                                           codec_default_level (CODEC_ZSTD) };
   return 0;
 }
 

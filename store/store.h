@@ -176,8 +176,16 @@ extern int store_set_recompress (struct store *store,
                                  const struct store_recompress *settings);
 extern void store_get_recompress (struct store *store,
                                   struct store_recompress *settings);
-/* cold-codec=NAME into *SETTINGS: none, or lz4 or zstd at its default
- * level.  0, or -1 (nothing changed) for another name.  And the name of
+/* One recompression pass now (`cswapctl recompress`): pages untouched
+ * since the last pass are compressed again with the cold codec, the
+ * others aged a pass; so two in a row recompress every page untouched
+ * between them.  The pages recompressed in *PAGES.  0, or -EINVAL without
+ * a cold codec.
+ */
+extern int store_recompress_now (struct store *store, uint64_t *pages);
+/* cold-codec=NAME into *SETTINGS: none, or zstd at its default level.
+ * 0, or -1 (nothing changed) for another name (lz4 too: see
+ * store-settings.c).  And the name of
  * what *SETTINGS holds.
  */
 extern int store_recompress_parse_codec (const char *name,

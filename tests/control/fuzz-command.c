@@ -68,10 +68,12 @@ static void
 check_settings (void)
 {
   struct store_writeback_budget budget;
+  struct store_recompress recompress;
   struct store_stats s;
 
   store_stats (store, &s);
   store_get_writeback_budget (store, &budget);
+  store_get_recompress (store, &recompress);
   if ((s.pool_limit_bytes && s.pool_limit_bytes < STORE_MIN_POOL_LIMIT_BYTES)
       || (budget.limit_bytes_per_day
           && budget.limit_bytes_per_day < STORE_MIN_WRITEBACK_BUDGET_BYTES)
@@ -80,6 +82,9 @@ check_settings (void)
           && budget.burst_bytes < STORE_MIN_WRITEBACK_BUDGET_BYTES)
       || budget.burst_bytes > STORE_MAX_WRITEBACK_BUDGET_BYTES
       || store_get_idle_writeback (store) > STORE_MAX_IDLE_WRITEBACK_S
+      || recompress.after_s < 1
+      || recompress.after_s > STORE_MAX_COLD_AFTER_S
+      || (recompress.enabled && recompress.cold.id >= CODEC_COUNT)
       || store_get_accept_threshold (store) > 100
       || store_get_writeback_batch (store) > STORE_MAX_WRITEBACK_BATCH) {
     fprintf (stderr, "a setting out of bounds: pool-limit %llu, "

@@ -130,9 +130,9 @@ test_help (void)
 {
   json_object *o = execute ("help");
 
-  ok (is_ok (o) && json_object_array_length (get (o, "commands")) == 8
-      && json_object_array_length (get (o, "settings")) == 8,
-      "help lists 8 commands and 8 settings");
+  ok (is_ok (o) && json_object_array_length (get (o, "commands")) == 9
+      && json_object_array_length (get (o, "settings")) == 10,
+      "help lists 9 commands and 10 settings");
   json_object_put (o);
 }
 
@@ -269,6 +269,42 @@ expect_setting (const char *set_line, const char *key, const char *want)
   json_object_put (after);
 }
 
+/* recompress: refused without a cold codec; with zstd, pages written
+ * with lz4 and left alone for a pass are recompressed by the next.
+ */
+static void
+test_recompress (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE];
+  json_object *o;
+
+  expect_error ("recompress", strlen ("recompress"),
+                "no cold codec (set cold-codec first)",
+                "recompress without a cold codec is refused");
+  json_object_put (execute ("set codec lz4"));
+  for (uint64_t p = 4000; p < 4100; p++) {
+    make_page (page, p);
+    write_page (p, page);
+  }
+  json_object_put (execute ("set cold-codec zstd"));
+  o = execute ("recompress");
+  ok (is_ok (o) && get_uint (o, "pages_recompressed") == 0,
+      "the first pass after the writes recompresses nothing");
+  json_object_put (o);
+  o = execute ("recompress");
+  ok (is_ok (o) && get_uint (o, "pages_recompressed") > 0,
+      "the second recompresses what stayed: %s", json_object_to_json_string (o));
+  json_object_put (o);
+  o = execute ("stats");
+  ok (get_uint (o, "recompressed_pages") > 0 && get_uint (o, "recompress_passes") == 2,
+      "stats count the pages and the passes");
+  json_object_put (o);
+  for (uint64_t p = 4000; p < 4100; p++)
+    store_zero (store, CSWAP_PAGE_SIZE, p * CSWAP_PAGE_SIZE);
+  json_object_put (execute ("set cold-codec none"));
+  json_object_put (execute ("set codec zstd"));
+}
+
 static void
 test_settings (void)
 {
@@ -287,12 +323,15 @@ test_settings (void)
     { "set writeback-limit 4095", "size out of range (0, or 8K..128T)" },
     { "set writeback-burst 129T", "size out of range (0, or 8K..128T)" },
     { "set writeback-limit 1M", "the store refused" },  /* no backing file */
+    { "set cold-codec lz4", "unknown cold codec (use none or zstd)" },
+    { "set cold-after 0", "number out of range (1..2592000)" },
+    { "set cold-after 2592001", "number out of range (1..2592000)" },
   };
   json_object *o = execute ("get");
   char *before;
 
-  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 8,
-      "get with no key lists the 8 settings");
+  ok (is_ok (o) && json_object_object_length (get (o, "settings")) == 10,
+      "get with no key lists the 10 settings");
   json_object_put (o);
   expect_setting ("set pool-limit 8M", "pool-limit", "8388608");
   expect_setting ("set level 5", "level", "5");
@@ -300,6 +339,9 @@ test_settings (void)
   expect_setting ("set codec zstd", "codec", "zstd");
   expect_setting ("set level 3", "level", "3");
   expect_setting ("set\tpool-limit 0\r", "pool-limit", "0");
+  expect_setting ("set cold-after 30", "cold-after", "30");
+  expect_setting ("set cold-codec zstd", "cold-codec", "zstd");
+  expect_setting ("set cold-codec none", "cold-codec", "none");
   o = execute ("set pool-limit 10%");
   ok (is_ok (o) && get_uint (get (o, "settings"), "pool-limit") > 0,
       "set pool-limit 10%% replies the new limit in bytes");
@@ -563,10 +605,10 @@ test_extension (void)
   o = execute ("help");
   json_object *commands = get (o, "commands");
   size_t n = commands ? json_object_array_length (commands) : 0;
-  ok (n == 9 && strcmp (json_object_get_string
-                          (get (json_object_array_get_idx (commands, 8),
-                                "name")), "testext") == 0,
-      "help lists it after the 8 built-in commands");
+  ok (n == 10 && strcmp (json_object_get_string
+                           (get (json_object_array_get_idx (commands, 9),
+                                 "name")), "testext") == 0,
+      "help lists it after the 9 built-in commands");
   json_object_put (o);
   o = execute ("stats");
   ok (get (o, "test_things") && get_uint (o, "test_things") == 3
@@ -602,6 +644,7 @@ main (void)
   test_stats ();
   test_classes ();
   test_compact ();
+  test_recompress ();
   test_settings ();
   test_metrics ();
   test_bad_input ();

@@ -47,8 +47,8 @@ check "complete -p: both programs" \
 # ---------------------------------------------------------- cswapctl ----
 
 check "cswapctl: every command" \
-  completes "$cswapctl" '' : stats status classes compact writeback get set \
-    metrics ladder help
+  completes "$cswapctl" '' : stats status classes compact recompress \
+    writeback get set metrics ladder help
 check "cswapctl: commands by prefix" completes "$cswapctl" st : stats status
 check "cswapctl: options by prefix" \
   completes "$cswapctl" --o : --output --output-all
@@ -80,9 +80,13 @@ check "cswapctl get: the settings of cswapctl(8)" \
     $(sed -n '/^\.SH SETTINGS/,/^\.SH /s/^\.B[RI]* \([a-z\\-]*\).*/\1/p' "$man" |
       sed 's/\\-/-/g')
 check "cswapctl set: a setting by prefix" \
-  completes "$cswapctl" set co : codec
+  completes "$cswapctl" set co : codec cold-codec cold-after
 check "cswapctl set codec: the codecs" \
   completes "$cswapctl" set codec '' : lz4 zstd
+check "cswapctl set cold-codec: none and the codecs" \
+  completes "$cswapctl" set cold-codec '' : none zstd
+check "cswapctl set cold-after: nothing to offer" \
+  completes "$cswapctl" set cold-after '' :
 check "cswapctl set level: nothing to offer" \
   completes "$cswapctl" set level '' :
 check "cswapctl writeback: its arguments" \

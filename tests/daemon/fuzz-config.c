@@ -61,11 +61,17 @@ check_accepted (const struct cswap_options *o, const struct cswap_service *s)
     fail ("accepted a bad size", NULL);
   if (codec_check_level (c->codec.id, c->codec.level, &min, &max))
     fail ("accepted a bad level", codec_name (c->codec.id));
+  if (c->recompress.enabled
+      && (c->recompress.cold.id >= CODEC_COUNT
+          || codec_check_level (c->recompress.cold.id, c->recompress.cold.level,
+                                &min, &max)))
+    fail ("accepted a bad cold codec", NULL);
   if (c->huge_threshold_bytes > CSWAP_PAGE_SIZE
       || c->max_pages_per_zspage > ZS_MAX_PAGES_PER_ZSPAGE
       || c->accept_threshold_percent > 100
       || c->writeback_batch_pages > STORE_MAX_WRITEBACK_BATCH
       || c->idle_writeback_seconds > STORE_MAX_IDLE_WRITEBACK_S
+      || c->recompress.after_s > STORE_MAX_COLD_AFTER_S
       || c->auto_compact_percent > 100
       || (c->pool_limit_bytes && c->pool_limit_bytes < STORE_MIN_POOL_LIMIT_BYTES)
       || !budget_bytes_valid (c->writeback_budget.limit_bytes_per_day)

@@ -17,14 +17,15 @@ values=(0 1 2147483647 2147483648 4294967295 4294967296
         9223372036854775807 18446744073709551615 18446744073709551616
         -1 -9223372036854775808 99999999999999999999999999999999 4095 4096)
 
-config_keys=(size level pool-limit huge-threshold max-zspage-pages
-             backing-size reserve accept-threshold writeback-batch
-             idle-writeback writeback-limit writeback-burst compact-threshold
-             ctl-uid priority ladder-step ladder-headroom)
+config_keys=(size level cold-after pool-limit huge-threshold
+             max-zspage-pages backing-size reserve accept-threshold
+             writeback-batch idle-writeback writeback-limit writeback-burst
+             compact-threshold ctl-uid priority ladder-step ladder-headroom)
 # Commands and their numeric arguments, the number last.
-commands=("set pool-limit" "set level" "set accept-threshold"
-          "set writeback-batch" "set idle-writeback" "set writeback-limit"
-          "set writeback-burst" "writeback idle=" "writeback max=")
+commands=("set pool-limit" "set level" "set cold-after"
+          "set accept-threshold" "set writeback-batch" "set idle-writeback"
+          "set writeback-limit" "set writeback-burst" "writeback idle="
+          "writeback max=")
 
 config_dir=tests/daemon/fuzz-config-corpus
 command_dir=tests/control/fuzz-corpus

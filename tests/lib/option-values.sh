@@ -8,7 +8,8 @@
 
 # A valid value for every key.
 declare -A good=(
-  [size]=1G [codec]=lz4 [level]=3 [pool-limit]=25% [huge-threshold]=3000
+  [size]=1G [codec]=lz4 [level]=3 [cold-codec]=zstd [cold-after]=30
+  [pool-limit]=25% [huge-threshold]=3000
   [max-zspage-pages]=4 [backing]=$option_dir/backing [backing-size]=64M
   [backing-prealloc]=no [backing-encrypt]=no [accept-threshold]=80 [writeback-batch]=32
   [idle-writeback]=60 [writeback-limit]=400M [writeback-burst]=64M
@@ -24,6 +25,7 @@ declare -A good=(
 # And a bad one, with a word of the expected message.
 declare -A bad=(
   [size]="3|multiple of 4096" [codec]="lzo|unknown codec" [level]="x|"
+  [cold-codec]="lz4|unknown cold codec" [cold-after]="0|out of range .1..2592000."
   [pool-limit]="200%|" [huge-threshold]="0|" [max-zspage-pages]="17|"
   [backing]="|" [backing-size]="lots|" [backing-prealloc]="maybe|yes or no"
   [backing-encrypt]="perhaps|yes or no"

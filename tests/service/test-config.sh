@@ -101,6 +101,10 @@ check_file "a file without size is accepted (the size follows the machine)" \
   "$ends_ok" 0 <<<'codec = lz4'
 check_file "a level the codec does not take is reported at its line" \
   "test.conf:3: level=3: lz4 takes no level" 1 <<<$'size = 1G\ncodec = lz4\nlevel = 3'
+# What cold-codec is for: lz4 for new pages, zstd for those that stay.
+check_file "codec = lz4 with cold-codec = zstd is accepted and listed" \
+  "cold-codec = zstd  # $dir/test.conf:3$ends_ok" 0 \
+  <<<$'size = 1G\ncodec = lz4\ncold-codec = zstd'
 check_file "an empty file is accepted" "$ends_ok" 0 </dev/null
 # ladder-online = follow needs the ladder (fuse) and the control socket
 # the steps are handed over on.
