@@ -82,7 +82,7 @@ check "classes --json: 12 fullness groups" \
 check "compact" grep -q PAGES-FREED <<<"$(ctl compact)"
 check "get lists every setting" \
   test "$(ctl get | cut -d' ' -f1 | tr '\n' ' ')" = \
-    "pool-limit codec level accept-threshold writeback-batch idle-writeback writeback-limit writeback-burst "
+    "pool-limit codec level cold-codec cold-after accept-threshold writeback-batch idle-writeback writeback-limit writeback-burst "
 check "set pool-limit then get" \
   test "$(ctl set pool-limit 16M && ctl get pool-limit)" = \
        "pool-limit 16777216
