@@ -123,8 +123,8 @@ print_compact (const struct target *targets, size_t count)
   table_print (&t, &table_style);
 }
 
-/* Every member of O but "ok", one "key value" line each: for get, set and
- * writeback.
+/* Every member of O but "ok", one "key value" line each: for get, set,
+ * recompress and writeback.
  */
 static void
 print_object_members (json_object *o)

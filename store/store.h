@@ -124,7 +124,8 @@ extern const char *store_create_error (void);
 extern void store_destroy (struct store *store);
 
 /* The background threads: the allocator's reserve refill, the
- * compressor of deferred pages, automatic compaction, and the writer
+ * compressor of deferred pages, automatic compaction, the recompressor
+ * (idle until a cold codec is set), and the writer
  * (pool limit with hysteresis, idle writeback) when there is a backing
  * file.  Threads do not survive fork, so front ends start them
  * after they fork (nbdkit's .after_fork, after fuse_daemonize); without
