@@ -131,6 +131,23 @@ writers_waiting (struct writeback *wb, bool *stop)
   return waiting;
 }
 
+/* Compacts the pool before a writer is refused.  A compaction already
+ * running (the automatic one, a command's) makes zs_compact return EBUSY
+ * at once, and a refusal then would judge a pool that compaction has not
+ * finished with: a write refused with room about to be made (seen in
+ * test-tier as 3 writes refused in a run, under load).  So wait for it,
+ * and compact again.
+ */
+static void
+compact_before_refusal (struct writeback *wb)
+{
+  static const struct timespec pause = { 0, 100 * 1000 };      /* 100 us */
+  struct zs_compact_result compacted;
+
+  while (auto_compact_run (wb->compactor, &compacted) == -EBUSY)
+    nanosleep (&pause, NULL);
+}
+
 /* Background: batches while writers wait for room, and from the limit
  * down to the accept threshold.
  */
@@ -170,8 +187,7 @@ relieve_pressure (struct writeback *wb)
        * zspage of any class.
        */
       if (waiting) {
-        struct zs_compact_result compacted;
-        auto_compact_run (wb->compactor, &compacted);
+        compact_before_refusal (wb);
         writeback_post_batch (wb, pool_limit_has_room (wb->limit,
                                                        ZS_MAX_PAGES_PER_ZSPAGE)
                                   ? 0 : -ENOSPC);
