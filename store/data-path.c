@@ -181,7 +181,6 @@ const struct deferred_ops store_deferred_ops = {
   .compress = compress_deferred,
 };
 
-
 /* After install_page's -EAGAIN for an object of LENGTH bytes: 0 to try
  * again, or -ENOSPC.
  */

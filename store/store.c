@@ -4,7 +4,8 @@
  * A store is made bottom up, each part handed what it works on and
  * nothing of the store above it: the slots (slot-state.h) and the
  * allocator, whose owner they are; the pool limit; the compactor, the
- * deferred queue and the recompressor; then, with a backing file, the tier and the writer.
+ * deferred queue and the recompressor; then, with a backing file, the
+ * tier and the writer.
  * The data path (data-path.c), statistics (store-stats.c) and settings
  * (store-settings.c) are the store's other files; store-internal.h says
  * which is which.
