@@ -34,9 +34,11 @@ ladder_decide (const struct ladder_step_view *steps, unsigned count,
   }
 
   const struct ladder_step_view *last = &steps[last_online];
+  uint64_t last_free = last->used_bytes < last->size_bytes
+    ? last->size_bytes - last->used_bytes : 0;
   if (last_online >= LADDER_ALWAYS_ON_STEPS && !last->resting
-      && last->used_bytes == 0
-      && free_bytes - last->size_bytes >= 2 * headroom_bytes)
+      && last->used_bytes <= LADDER_OFF_MAX_USED_BYTES
+      && free_bytes - last_free >= 2 * headroom_bytes + last->used_bytes)
     return (struct ladder_action) { LADDER_SWAP_OFF, last_online };
   return keep;
 }

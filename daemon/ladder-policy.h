@@ -11,8 +11,9 @@
  *        step in ladder order that is offline (and not resting after a
  *        failure) goes on: usually the next one down;
  *   off  when the last online step in ladder order (the lowest priority
- *        one, the kernel's last choice) holds nothing (Used 0) and the
- *        online steps without it still have at least 2 H free, it goes
+ *        one, the kernel's last choice) holds at most
+ *        LADDER_OFF_MAX_USED_BYTES and the online steps without it still
+ *        have at least 2 H free besides room for what it holds, it goes
  *        off; the first LADDER_ALWAYS_ON_STEPS steps never do;
  *   keep otherwise, and whenever no step is online at all: swap turned
  *        off by someone else (swapoff -a, systemd at shutdown) is not the
@@ -36,6 +37,15 @@
  * device swap (so the daemon refuses SIGTERM) whatever the follower does.
  */
 #define LADDER_ALWAYS_ON_STEPS 1
+/* What the last step may still hold and go off: a few pages.  When a
+ * process exits while one of its pages is locked or being written, the
+ * kernel cannot free that page's slot then, and leaves it in the swap
+ * cache, mapped by nobody, until reclaim takes the page: on a machine
+ * with memory to spare, never.  CI saw 16 KiB so left on the last step
+ * hold the ladder at four steps after the workload was gone.  swapoff
+ * drops such pages (or brings a few live ones back into memory).
+ */
+#define LADDER_OFF_MAX_USED_BYTES (64u * 4096)
 
 struct ladder_step_view {
   uint64_t size_bytes;          /* swap the step gives when online */

@@ -174,6 +174,17 @@ compact_loop (void *opaque)
   return NULL;
 }
 
+/* zs_pool_check holds every class lock: more than ThreadSanitizer's
+ * deadlock detector can track (64), so it is left out there.
+ */
+static bool
+pool_check_possible (void)
+{
+  const char *sanitize = getenv ("CSWAP_SANITIZE");
+
+  return sanitize == NULL || strstr (sanitize, "thread") == NULL;
+}
+
 /* Recompression passes one after another (store/recompress.c), beside
  * the sweeper thread's own.
  */
@@ -261,11 +272,7 @@ test_model (unsigned threads, bool compacting, bool background,
       recompressing ? " and recompression" : "", mismatches, errors,
       final_bad);
 
-  /* zs_pool_check holds every class lock: more than ThreadSanitizer's
-   * deadlock detector can track (64), so it is left out there.
-   */
-  const char *sanitize = getenv ("CSWAP_SANITIZE");
-  if (sanitize == NULL || strstr (sanitize, "thread") == NULL)
+  if (pool_check_possible ())
     ok (zs_pool_check (store_pool (store)) == 0,
         "allocator invariants hold afterwards");
   store_destroy (store);
@@ -457,8 +464,11 @@ test_recompress (void)
       "recompress: the hot pages, once left alone for a pass, follow "
       "(%llu then %llu)", (unsigned long long) first,
       (unsigned long long) second);
-  ok (read_pages_back (store, 0, pages) == 0 && zs_pool_check (store_pool (store)) == 0,
-      "recompress: all pages read back, and the allocator is consistent");
+  ok (read_pages_back (store, 0, pages) == 0,
+      "recompress: all pages read back after the second round");
+  if (pool_check_possible ())
+    ok (zs_pool_check (store_pool (store)) == 0,
+        "recompress: the allocator's invariants hold");
   store_destroy (store);
 }
 
