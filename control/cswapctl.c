@@ -234,6 +234,45 @@ print_ladder (const struct target *targets, size_t count)
   table_print (&t, &table_style);
 }
 
+/* `exports [NAME]`: the nbdkit plugin's exports, one row each. */
+static void
+print_exports (const struct target *targets, size_t count)
+{
+  static const struct table_column headers[] = {
+    { "EXPORT", true }, { "SIZE", false }, { "QUOTA", false },
+    { "PAGES", false }, { "DATA", false }, { "READS", false },
+    { "WRITES", false }, { "REFUSED", false },
+  };
+  json_object *list;
+  enum size_style style = exact_bytes || table_style.raw ? SIZE_BYTES
+    : SIZE_SHORT;
+  char size[SIZE_TEXT_MAX];
+  struct table t;
+
+  if (!json_object_object_get_ex (targets[0].reply, "exports", &list)
+      || !json_object_is_type (list, json_type_array)) {
+    print_members (targets, count);
+    return;
+  }
+  table_init (&t, headers, sizeof headers / sizeof headers[0]);
+  for (size_t i = 0; i < json_object_array_length (list); i++) {
+    json_object *e = json_object_array_get_idx (list, i);
+
+    table_cell (&t, "%s", json_object_get_string (member (e, "name")));
+    format_size (size, member_uint (e, "size_bytes"), style);
+    table_cell (&t, "%s", size);
+    format_size (size, member_uint (e, "limit_bytes"), style);
+    table_cell (&t, "%s", member_uint (e, "limit_bytes") ? size : "-");
+    table_cell (&t, "%" PRIu64, member_uint (e, "pages_stored"));
+    format_size (size, member_uint (e, "compressed_bytes"), style);
+    table_cell (&t, "%s", size);
+    table_cell (&t, "%" PRIu64, member_uint (e, "reads"));
+    table_cell (&t, "%" PRIu64, member_uint (e, "writes"));
+    table_cell (&t, "%" PRIu64, member_uint (e, "failed_writes"));
+  }
+  table_print (&t, &table_style);
+}
+
 static const struct command commands[] = {
   { "stats", NULL, 0, 0, TABLE | COLUMNS | SOCKETS, print_stats },
   { "status", "stats", 0, 0, NO_JSON | SOCKETS, print_status },
@@ -245,6 +284,7 @@ static const struct command commands[] = {
   { "writeback", NULL, 0, 7, 0, print_members },
   { "metrics", NULL, 0, 0, 0, print_metrics },
   { "ladder", NULL, 0, 5, TABLE, print_ladder },
+  { "exports", NULL, 0, 1, TABLE, print_exports },
   { "help", NULL, 0, 0, 0, print_help },
 };
 
@@ -268,6 +308,8 @@ usage (FILE *f)
            "  metrics               Prometheus text format\n"
            "  ladder                the device ladder's steps, which are "
            "online\n"
+           "  exports [NAME]        the nbdkit plugin's exports: size, quota, "
+           "data\n"
            "  help                  the daemon's commands and settings\n\n"
            "Options:\n"
            "  -s, --socket PATH     the socket; again for more (stats, "
@@ -457,7 +499,7 @@ check_shapes (const struct command *command, bool columns_given,
   if ((table_style.raw || table_style.no_headings)
       && !(command->shapes & TABLE))
     die (EXIT_USAGE, "--raw and --noheadings are for tables (stats, classes, "
-         "compact, ladder), not %s", command->name);
+         "compact, ladder, exports), not %s", command->name);
   if (print_json && (command->shapes & NO_JSON))
     die (EXIT_USAGE, "%s prints no JSON: use --json stats", command->name);
   if (print_json && (columns_given || table_style.raw

@@ -4,6 +4,8 @@
  * process, shared by every connection (the data is the device's, not the
  * connection's), so multi-conn is safe: every connection sees every write
  * at once, and flush has nothing to do because memory is the medium.
+ * With export= keys (nbd-exports.h), each export is an area of that
+ * store, and a connection's handle is the export it named.
  *
  * Start-up and shutdown are cswap-fuse's too (daemon-life.h): set-up that
  * can fail (the store, the control socket) runs in .get_ready, where an
@@ -24,12 +26,16 @@
 #include "full-warning.h"
 #include "memory-safety.h"
 #include "monotonic.h"
+#include "nbd-exports-control.h"
+#include "nbd-exports.h"
+#include "options-help.h"
 #include "options.h"
 #include "page.h"
 #include "parent-death.h"
 #include "store.h"
 
 static struct cswap_options options;
+static struct nbd_exports exports;
 /* life.store is the device, made in .get_ready. */
 static struct daemon_life life = { .name = "cswap", .error = nbdkit_error };
 
@@ -51,6 +57,7 @@ static void
 cswap_unload (void)
 {
   daemon_stop (&life);
+  nbd_exports_free (&exports);
 }
 
 static int
@@ -68,6 +75,12 @@ cswap_config (const char *key, const char *value)
     }
     return 0;
   }
+  int r = nbd_exports_config (&exports, key, value, &why);
+  if (r) {
+    if (r == -1)
+      nbdkit_error ("%s", why);
+    return r == 1 ? 0 : -1;
+  }
   if (options_set (&options, key, value, &why) == -1) {
     nbdkit_error ("%s", why);
     return -1;
@@ -80,7 +93,8 @@ cswap_config_complete (void)
 {
   const char *why;
 
-  if (options_finish (&options, &why) == -1) {
+  if (options_finish (&options, &why) == -1
+      || nbd_exports_finish (&exports, &options.store, &why) == -1) {
     nbdkit_error ("%s", why);
     return -1;
   }
@@ -90,7 +104,17 @@ cswap_config_complete (void)
 static int
 cswap_get_ready (void)
 {
-  return daemon_prepare (&life, &options);
+  if (daemon_prepare (&life, &options) == -1)
+    return -1;
+  int r = nbd_exports_apply (&exports, life.store);
+  if (r) {
+    nbdkit_error ("export quotas: %s", strerror (-r));
+    return -1;
+  }
+  if (exports.count)
+    control_server_extend (life.control,
+                           nbd_exports_control_extension (&exports, life.store));
+  return 0;
 }
 
 static int
@@ -109,18 +133,62 @@ cswap_dump_plugin (void)
   printf ("cswap_page_size=%zu\n", CSWAP_PAGE_SIZE);
 }
 
+static int
+cswap_list_exports (int readonly, int is_tls, struct nbdkit_exports *list)
+{
+  (void) readonly;
+  (void) is_tls;
+  if (exports.count == 0)
+    return nbdkit_use_default_export (list);
+  for (unsigned i = 0; i < exports.count; i++)
+    if (nbdkit_add_export (list, exports.list[i].name, NULL) == -1)
+      return -1;
+  return 0;
+}
+
+static const char *
+cswap_default_export (int readonly, int is_tls)
+{
+  (void) readonly;
+  (void) is_tls;
+  return exports.count ? exports.list[0].name : "";
+}
+
+/* Without exports, every name is the one device (area 0 at offset 0). */
+static struct nbd_export whole_device = { .name = "", .area = 0 };
+
+/* The handle is the export the client named. */
 static void *
 cswap_open (int readonly)
 {
+  const char *name = nbdkit_export_name ();
+  const struct nbd_export *e;
+
   (void) readonly;
-  return NBDKIT_HANDLE_NOT_NEEDED;
+  if (exports.count == 0)
+    return &whole_device;
+  e = nbd_exports_find (&exports, name ? name : "");
+  if (e == NULL) {
+    nbdkit_error ("export \"%s\" is not configured", name ? name : "");
+    return NULL;
+  }
+  return (void *) e;
+}
+
+/* Where HANDLE's export starts in the store. */
+static uint64_t
+base_of (void *handle)
+{
+  const struct nbd_export *e = handle;
+
+  return e->area * store_area_size (life.store);
 }
 
 static int64_t
 cswap_get_size (void *handle)
 {
   (void) handle;
-  return store_size (life.store);
+  return store_area_size (life.store);
 }
 
 static int
@@ -177,7 +245,7 @@ cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   (void) handle;
   (void) flags;
   return timed_reply (STORE_REQUEST_READ, start_ns,
-                      store_read (life.store, buf, count, offset));
+                      store_read (life.store, buf, count, base_of (handle) + offset));
 }
 
 static int
@@ -186,10 +254,10 @@ cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
 {
   uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
-  (void) handle;
   (void) flags;                 /* FUA: the write is durable once stored */
-  int r = store_write (life.store, buf, count, offset);
-  full_warning_note (life.store, r);
+  int r = store_write (life.store, buf, count, base_of (handle) + offset);
+  full_warning_note (life.store, r);   /* not for -EDQUOT: the export's */
+  r = nbd_export_note_refusal (handle, r);
   return timed_reply (STORE_REQUEST_WRITE, start_ns, r);
 }
 
@@ -198,10 +266,9 @@ cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
-  (void) handle;
   (void) flags;                 /* zeroing frees pages: always fast, never allocates */
   return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (life.store, count, offset));
+                      store_zero (life.store, count, base_of (handle) + offset));
 }
 
 static int
@@ -209,11 +276,10 @@ cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
-  (void) handle;
   (void) flags;
   /* Trimmed ranges read back as zeros: the same as write-zeroes. */
   return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (life.store, count, offset));
+                      store_zero (life.store, count, base_of (handle) + offset));
 }
 
 /* Block status (nbdinfo --map, nbdcopy): pages that read as zeros and
@@ -223,12 +289,13 @@ static int
 cswap_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
                struct nbdkit_extents *extents)
 {
+  uint64_t base = base_of (handle);
+
   memory_safety_mark_io_thread ();
-  (void) handle;
   while (count > 0) {
     bool zero;
     uint64_t length;
-    int r = store_extent (life.store, offset, count, &zero, &length);
+    int r = store_extent (life.store, base + offset, count, &zero, &length);
     if (r)
       return reply (r);
     if (nbdkit_add_extent (extents, offset, length,
@@ -259,11 +326,13 @@ static struct nbdkit_plugin plugin = {
   .unload = cswap_unload,
   .config = cswap_config,
   .config_complete = cswap_config_complete,
-  .config_help = options_help,
+  .config_help = CSWAP_OPTIONS_HELP "\n" NBD_EXPORTS_HELP,
   .magic_config_key = "size",
   .get_ready = cswap_get_ready,
   .after_fork = cswap_after_fork,
   .dump_plugin = cswap_dump_plugin,
+  .list_exports = cswap_list_exports,
+  .default_export = cswap_default_export,
   .open = cswap_open,
   .get_size = cswap_get_size,
   .block_size = cswap_block_size,

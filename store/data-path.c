@@ -148,6 +148,9 @@ install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
 
   if (!slot_ensure (&store->slots, slot))
     return -ENOSPC;
+  if (p->type == SLOT_STORED
+      && !store_area_has_room (store, slot, p->length))
+    return -EDQUOT;
   int r = store_object (store, slot, p, &page);
   if (r)
     return r;
@@ -192,12 +195,20 @@ make_room (struct store *store, uint32_t length)
   return writeback_make_room (store->writeback, pages) ? -ENOSPC : 0;
 }
 
-/* A write's result, with a refused page counted. */
+/* A write's result for SLOT, with a refused page counted. */
 static int
-count_refusal (struct store *store, int r)
+count_refusal (struct store *store, uint64_t slot, int r)
 {
-  if (r == -ENOSPC)
+  struct store_counters *area = slot_area_counters (&store->slots, slot);
+
+  if (r == -ENOSPC || r == -EDQUOT) {
     counter_add (&store->count.failed_writes, 1);
+    if (area)
+      counter_add (&area->failed_writes, 1);
+  }
+  /* pool_limit_hits, in an area's counters, counts its own limit's. */
+  if (r == -EDQUOT && area)
+    counter_add (&area->pool_limit_hits, 1);
   return r;
 }
 
@@ -228,7 +239,8 @@ finish_tiered_read (struct store *store, uint64_t slot,
   counter_add (&store->count.written_back_reads, 1);
   slot_touch (&store->slots, slot);
   if (pool_limit_may_promote (&store->limit, c->length)
-      && !writeback_keeps_reads (store->writeback))
+      && !writeback_keeps_reads (store->writeback)
+      && store_area_has_room (store, slot, c->length))
     slot_promote (&store->slots, slot, object, c->length);
   return decode_page (store, c->codec, object, c->length, page);
 }
@@ -356,7 +368,7 @@ write_page (struct store *store, uint64_t slot, const void *page)
     r = install_page (store, slot, &p);
     slot_unlock (&store->slots, slot);
   } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
-  return count_refusal (store, r);
+  return count_refusal (store, slot, r);
 }
 
 static int
@@ -394,7 +406,7 @@ modify_page (struct store *store, uint64_t slot, const void *src,
     }
     slot_unlock (&store->slots, slot);
   } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
-  return count_refusal (store, r);
+  return count_refusal (store, slot, r);
 }
 
 static bool
@@ -404,6 +416,25 @@ range_is_valid (struct store *store, uint64_t count, uint64_t offset)
 }
 
 enum store_op { OP_READ, OP_WRITE, OP_ZERO };
+
+/* The counter of OP's pages in COUNT. */
+static atomic_uint_fast64_t *
+op_counter (struct store_counters *count, enum store_op op)
+{
+  return op == OP_READ ? &count->reads
+    : op == OP_WRITE ? &count->writes : &count->trims;
+}
+
+/* One page of OP at SLOT, counted in the store and in its area. */
+static void
+count_page_op (struct store *store, enum store_op op, uint64_t slot)
+{
+  struct store_counters *area = slot_area_counters (&store->slots, slot);
+
+  counter_add (op_counter (&store->count, op), 1);
+  if (area)
+    counter_add (op_counter (area, op), 1);
+}
 
 /* OP on the N bytes of BUF at IN_PAGE of SLOT's page: whole pages
  * directly, partial ones through a bounce page or modify_page.
@@ -430,9 +461,6 @@ static int
 for_each_page (struct store *store, enum store_op op, unsigned char *buf,
                uint64_t count, uint64_t offset)
 {
-  atomic_uint_fast64_t *counter = op == OP_READ ? &store->count.reads
-    : op == OP_WRITE ? &store->count.writes : &store->count.trims;
-
   if (!range_is_valid (store, count, offset))
     return -EINVAL;
   while (count > 0) {
@@ -444,7 +472,7 @@ for_each_page (struct store *store, enum store_op op, unsigned char *buf,
     int r = page_op (store, op, buf, offset / CSWAP_PAGE_SIZE, in_page, n);
     if (r)
       return r;
-    counter_add (counter, 1);
+    count_page_op (store, op, offset / CSWAP_PAGE_SIZE);
     if (buf)
       buf += n;
     offset += n;

@@ -149,6 +149,7 @@ word_make (zs_handle handle, uint32_t length)
 struct slot_ref {
   struct slot_chunk *chunk;     /* NULL: never made, absent */
   unsigned i;
+  uint64_t slot;
 };
 
 static inline struct slot_ref
@@ -156,7 +157,7 @@ slot_ref (struct slot_state *ss, uint64_t slot)
 {
   lock_assert_held (slot_table_stripe (&ss->table, slot));
   return (struct slot_ref) { .chunk = slot_chunk (&ss->table, slot),
-                             .i = slot % SLOTS_PER_CHUNK };
+                             .i = slot % SLOTS_PER_CHUNK, .slot = slot };
 }
 
 static inline uint8_t
@@ -195,10 +196,16 @@ static void
 set_slot (struct slot_state *ss, struct slot_ref r, uint64_t word,
           uint8_t flags)
 {
+  struct store_counters *area = slot_area_counters (ss, r.slot);
+
   count_slot (ss->count, r.chunk->flags[r.i], r.chunk->word[r.i], -1);
+  if (area)
+    count_slot (area, r.chunk->flags[r.i], r.chunk->word[r.i], -1);
   r.chunk->word[r.i] = word;
   r.chunk->flags[r.i] = flags;
   count_slot (ss->count, flags, word, +1);
+  if (area)
+    count_slot (area, flags, word, +1);
 }
 
 /* Frees the object or disk copy R holds; the slot still names it. */

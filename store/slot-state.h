@@ -17,8 +17,9 @@
  *   slot_take_cold                       the recompressor's sweep
  *
  * and each keeps the store's page counters (store_counters: same-filled,
- * huge, compressed, tiered pages, compressed bytes) in step, so that no
- * caller counts by hand.
+ * huge, compressed, tiered pages, compressed bytes) in step, and those of
+ * the slot's area when the store has several, so that no caller counts
+ * by hand.
  *
  * The owner lock is the slot's stripe (slot-table.h): the data path's,
  * compaction's (slot_zs_owner_ops) and the tier cleaner's (through
@@ -54,7 +55,20 @@ struct slot_state {
   struct zs_pool *pool;         /* set at creation */
   struct tier *tier;            /* set at creation; NULL: no backing file */
   struct store_counters *count; /* the store's; relaxed atomics */
+  /* Areas (store.h): slot I counts into area_count[I / area_slots] as
+   * well.  NULL: the store has one area, its own count.  Set at
+   * creation.
+   */
+  struct store_counters *area_count;
+  uint64_t area_slots;
 };
+
+/* The counters of SLOT's area, or NULL when the store is one area. */
+static inline struct store_counters *
+slot_area_counters (struct slot_state *ss, uint64_t slot)
+{
+  return ss->area_count ? &ss->area_count[slot / ss->area_slots] : NULL;
+}
 
 /* The slot table for SLOTS slots, counting into COUNT; 0 or -1 with
  * errno.  POOL and TIER are set by the caller when it has made them.

@@ -4,6 +4,7 @@
  *   data-path.c       reads, writes, trims, extents; deferred compression
  *   store-stats.c     statistics and request latency
  *   store-settings.c  codec, cold codec, pool limit, writeback settings
+ *   store-areas.c     areas: their limits, their room, their statistics
  *
  * Below them, each with its own header and none calling back up:
  *
@@ -46,7 +47,25 @@ struct store {
   struct auto_compact *compactor;       /* set at creation */
   struct store_counters count;          /* relaxed atomics */
   struct latency_histogram request_latency[STORE_REQUEST_KINDS];  /* atomics */
+  /* Areas (store.h): 1 and NULLs for a store of one; else the counters
+   * are slots.area_count, and each area's limit (0: none) a relaxed
+   * atomic.  Set at creation.
+   */
+  unsigned areas;
+  _Atomic uint64_t *area_limit;
 };
+
+/* store-areas.c: whether SLOT's area can take a page of LENGTH pool
+ * bytes (4096 raw) in place of what SLOT holds.  Called with the slot's
+ * lock held.
+ */
+extern bool store_area_has_room (struct store *store, uint64_t slot,
+                                 uint32_t length);
+/* store-areas.c: the areas' counters and limits, for store_create; 0 or
+ * -1 with errno.  And their release, for store_destroy.
+ */
+extern int store_areas_init (struct store *store, unsigned areas);
+extern void store_areas_destroy (struct store *store);
 
 /* The codec for pages written now. */
 static inline struct codec_config

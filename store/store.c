@@ -48,7 +48,11 @@ config_is_valid (const struct store_config *config)
   struct store_recompress recompress = recompress_settings (config);
   int min, max;
 
+  uint64_t areas = config->areas ? config->areas : 1;
+
   return config->size_bytes != 0 && config->size_bytes % CSWAP_PAGE_SIZE == 0
+    && areas <= STORE_MAX_AREAS
+    && config->size_bytes / CSWAP_PAGE_SIZE % areas == 0
     && config->size_bytes / CSWAP_PAGE_SIZE <= ZS_MAX_OWNER_COOKIE
     && config->codec.id < CODEC_COUNT
     && codec_check_level (config->codec.id, config->codec.level,
@@ -181,6 +185,12 @@ store_create (const struct store_config *config)
     errno = saved_errno;
     return NULL;
   }
+  if (store_areas_init (store, config->areas)) {
+    snprintf (create_error, sizeof create_error, "out of memory");
+    store_destroy (store);
+    errno = ENOMEM;
+    return NULL;
+  }
   store_set_codec (store, &config->codec);
   pool_limit_init (&store->limit, store->slots.pool, config->pool_limit_bytes);
   store->huge_threshold_bytes = huge_threshold (store->slots.pool,
@@ -245,6 +255,7 @@ store_destroy (struct store *store)
   tier_close (store->slots.tier);
   zs_pool_destroy (store->slots.pool);
   slot_state_destroy (&store->slots);
+  store_areas_destroy (store);
   free (store);
 }
 

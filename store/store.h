@@ -57,6 +57,13 @@ struct store_recompress {
 
 struct store_config {
   uint64_t size_bytes;          /* device size; a multiple of 4096 */
+  /* Areas: 0, none (the device is one, without a limit of its own);
+   * else the device is cut into this many equal areas (size_bytes a
+   * multiple of areas pages, at most STORE_MAX_AREAS), each with its own
+   * counters and its own limit on the pool bytes it holds (the nbdkit
+   * plugin's exports: one pool, one backing file, a quota each).
+   */
+  unsigned areas;
   struct codec_config codec;
   struct store_recompress recompress;   /* all zeros: none */
   uint64_t pool_limit_bytes;    /* 0: no limit; else STORE_MIN_POOL_LIMIT_BYTES up */
@@ -140,7 +147,8 @@ extern void store_stop_background (struct store *store);
 
 /* Each returns 0 or a negative errno: -EINVAL for a range outside the
  * device, -ENOSPC when the pool limit or the allocator's capacity is
- * reached (nothing already stored is changed), -EIO when a stored page
+ * reached, -EDQUOT (writes) when the page's area is at its limit
+ * (nothing already stored is changed either way), -EIO when a stored page
  * fails to decompress.  Any offset and length work; partial pages are
  * read-modify-write.
  */
@@ -271,6 +279,35 @@ extern int store_set_writeback_budget (struct store *store,
                                        const struct store_writeback_budget *budget);
 extern void store_get_writeback_budget (struct store *store,
                                         struct store_writeback_budget *budget);
+
+/* Areas (store_config.areas): their number (1 for a store without) and
+ * the bytes in each; area A is [A * size, (A + 1) * size) of the device.
+ */
+#define STORE_MAX_AREAS 4096u
+extern unsigned store_areas (const struct store *store);
+extern uint64_t store_area_size (const struct store *store);
+/* Area A's limit on the bytes its pages hold in the pool (compressed, or
+ * 4096 raw): a write that would take it over is refused with -EDQUOT,
+ * as a full pool without a backing file refuses it, and a page read back
+ * from the backing file stays there.  Writers racing in one area can
+ * each take it over by their page.  0: no limit but the pool's.
+ * -EINVAL for no such area.
+ */
+extern int store_set_area_limit (struct store *store, unsigned area,
+                                 uint64_t bytes);
+/* What area A holds and has served, from its counters (no lock). */
+struct store_area_stats {
+  uint64_t limit_bytes;
+  uint64_t pages_stored;        /* same-filled, compressed, huge, tiered */
+  uint64_t same_filled_pages;
+  uint64_t tiered_pages;
+  uint64_t compressed_bytes;    /* what the limit counts */
+  uint64_t reads, writes, trims;
+  uint64_t failed_writes;       /* refused: the area's limit or the pool's */
+  uint64_t area_limit_hits;     /* refused by the area's limit */
+};
+extern int store_area_stats (struct store *store, unsigned area,
+                             struct store_area_stats *stats);
 
 /* The allocator underneath, for its per-class table. */
 struct zs_pool;

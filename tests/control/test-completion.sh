@@ -48,7 +48,7 @@ check "complete -p: both programs" \
 
 check "cswapctl: every command" \
   completes "$cswapctl" '' : stats status classes compact recompress \
-    writeback get set metrics ladder help
+    writeback get set metrics ladder exports help
 check "cswapctl: commands by prefix" completes "$cswapctl" st : stats status
 check "cswapctl: options by prefix" \
   completes "$cswapctl" --o : --output --output-all

@@ -9,18 +9,11 @@ import subprocess
 import sys
 
 import nbd
+import tap_lines
+from tap_lines import ok
 
 uri, corpus_path = sys.argv[1], sys.argv[2]
-count = 0
-failed = 0
 
-
-def ok(cond, name):
-    global count, failed
-    count += 1
-    if not cond:
-        failed += 1
-    print(f"{'' if cond else 'not '}ok {count} - {name}", flush=True)
 
 
 def load_pages(path, limit):
@@ -152,4 +145,4 @@ ok(layout == expected, f"nbdinfo --map: {layout}")
 h.trim(size, 0)
 ok(h.pread(size, 0) == bytes(size), "trim of the whole device reads as zeros")
 h.shutdown()
-sys.exit(1 if failed else 0)
+sys.exit(1 if tap_lines.failed else 0)

@@ -1,0 +1,76 @@
+/* cswap: `exports [NAME]` on the nbdkit plugin's control socket — each
+ * export's size, quota and counters (store_area_stats), for cswapctl
+ * exports.  A control extension (control.h): control/ dispatches it and
+ * knows nothing of exports.
+ *
+ * Locking: none of its own; the table is read-only once serving, and
+ * the counters are relaxed atomics.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "nbd-exports-control.h"
+
+static struct nbd_exports_view {
+  const struct nbd_exports *exports;
+  struct store *store;
+} view;
+
+static void
+show_export (const struct nbd_export *e, struct json *reply)
+{
+  struct store_area_stats s;
+
+  store_area_stats (view.store, e->area, &s);
+  json_object_begin (reply, NULL);
+  json_string (reply, "name", e->name);
+  json_uint (reply, "size_bytes", store_area_size (view.store));
+  json_uint (reply, "limit_bytes", s.limit_bytes);
+  json_uint (reply, "pages_stored", s.pages_stored);
+  json_uint (reply, "same_filled_pages", s.same_filled_pages);
+  json_uint (reply, "tiered_pages", s.tiered_pages);
+  json_uint (reply, "compressed_bytes", s.compressed_bytes);
+  json_uint (reply, "reads", s.reads);
+  json_uint (reply, "writes", s.writes);
+  json_uint (reply, "trims", s.trims);
+  json_uint (reply, "failed_writes", s.failed_writes);
+  json_uint (reply, "quota_refusals", s.area_limit_hits);
+  json_object_end (reply);
+}
+
+static int
+run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
+             char *error, size_t size)
+{
+  const struct nbd_exports *exports = view.exports;
+  const struct nbd_export *one = NULL;
+
+  (void) arg;
+  if (argc == 1 && (one = nbd_exports_find (exports, argv[0])) == NULL) {
+    snprintf (error, size, "no export named %s", argv[0]);
+    return -1;
+  }
+  json_array_begin (reply, "exports");
+  for (unsigned i = 0; i < exports->count; i++)
+    if (one == NULL || one == &exports->list[i])
+      show_export (&exports->list[i], reply);
+  json_array_end (reply);
+  return 0;
+}
+
+static const struct control_extension extension = {
+  .command = "exports",
+  .args = "[NAME]",
+  .help = "the exports (export=): size, quota, pages and bytes held, "
+    "requests",
+  .min_args = 0, .max_args = 1, .run = run_exports,
+};
+
+const struct control_extension *
+nbd_exports_control_extension (const struct nbd_exports *exports,
+                               struct store *store)
+{
+  view = (struct nbd_exports_view) { exports, store };
+  return &extension;
+}

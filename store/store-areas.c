@@ -1,0 +1,115 @@
+/* cswap: the store's areas — equal parts of the device, each with its
+ * own counters and its own limit on the pool bytes it holds (store.h).
+ *
+ * The nbdkit plugin serves each export from an area, so that exports
+ * share one pool and one backing file, and a quota keeps one client
+ * from taking another's memory.  The counters are slot-state.c's (each
+ * slot change counts into its area's too) and the data path's (requests
+ * and refusals); the limit is checked here, under the slot's lock, in
+ * place of what the slot held.  Area limits refuse; they do not write
+ * back: a backing file serves the pool's limit, not an area's.
+ *
+ * Locking: none of its own.  Limits and counters are relaxed atomics:
+ * writers in one area race between the check and the count, so each can
+ * take the area over its limit by one page, never more.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "page.h"
+#include "store-internal.h"
+
+int
+store_areas_init (struct store *store, unsigned areas)
+{
+  store->areas = areas ? areas : 1;
+  if (areas == 0)
+    return 0;
+  store->slots.area_count = calloc (areas, sizeof *store->slots.area_count);
+  store->area_limit = calloc (areas, sizeof *store->area_limit);
+  if (store->slots.area_count == NULL || store->area_limit == NULL)
+    return -1;
+  store->slots.area_slots = store->slots.table.slots / areas;
+  return 0;
+}
+
+void
+store_areas_destroy (struct store *store)
+{
+  free (store->slots.area_count);
+  free (store->area_limit);
+}
+
+unsigned
+store_areas (const struct store *store)
+{
+  return store->areas;
+}
+
+uint64_t
+store_area_size (const struct store *store)
+{
+  return store->size_bytes / store->areas;
+}
+
+int
+store_set_area_limit (struct store *store, unsigned area, uint64_t bytes)
+{
+  if (area >= store->areas || store->area_limit == NULL)
+    return -EINVAL;
+  atomic_store_explicit (&store->area_limit[area], bytes,
+                         memory_order_relaxed);
+  return 0;
+}
+
+/* The pool bytes what SLOT holds counts against its area's limit. */
+static uint32_t
+held_bytes (struct store *store, uint64_t slot)
+{
+  struct slot_contents c;
+
+  slot_get (&store->slots, slot, &c);
+  return c.type == SLOT_STORED ? c.length : 0;
+}
+
+bool
+store_area_has_room (struct store *store, uint64_t slot, uint32_t length)
+{
+  struct store_counters *area = slot_area_counters (&store->slots, slot);
+
+  if (area == NULL)
+    return true;
+  uint64_t limit = atomic_load_explicit (&store->area_limit[slot / store->slots.area_slots],
+                                         memory_order_relaxed);
+  if (limit == 0)
+    return true;
+  uint64_t held = counter_get (&area->compressed_bytes);
+  return held - held_bytes (store, slot) + length <= limit;
+}
+
+int
+store_area_stats (struct store *store, unsigned area,
+                  struct store_area_stats *stats)
+{
+  if (area >= store->areas)
+    return -EINVAL;
+  /* A store without areas: its own counters, and no area limit. */
+  struct store_counters *c = store->area_limit == NULL ? &store->count
+    : &store->slots.area_count[area];
+  *stats = (struct store_area_stats) {
+    .limit_bytes = store->area_limit == NULL ? 0
+      : atomic_load_explicit (&store->area_limit[area], memory_order_relaxed),
+    .pages_stored = counter_get (&c->same_filled_pages)
+      + counter_get (&c->huge_pages) + counter_get (&c->compressed_pages)
+      + counter_get (&c->tiered_pages),
+    .same_filled_pages = counter_get (&c->same_filled_pages),
+    .tiered_pages = counter_get (&c->tiered_pages),
+    .compressed_bytes = counter_get (&c->compressed_bytes),
+    .reads = counter_get (&c->reads),
+    .writes = counter_get (&c->writes),
+    .trims = counter_get (&c->trims),
+    .failed_writes = counter_get (&c->failed_writes),
+    .area_limit_hits = counter_get (&c->pool_limit_hits),
+  };
+  return 0;
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# cswap: the nbdkit plugin's exports (export=NAME[:LIMIT], nbd-exports.h):
+# listed, refused when not configured, one device each with its own
+# writer, a quota that refuses with ENOSPC and leaves the others alone,
+# pages intact across reconnection; the same over TLS-PSK, refusing a
+# client without TLS or with an unknown user; and the bad forms of the
+# keys refused with a clear message.
+set -uo pipefail
+source "$(dirname "$0")/../lib/plugin-env.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+exports=(size=8M export=alpha export=beta export=gamma:256K ctl=none)
+client="/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-exports.py"
+status=0
+n=0
+
+# Runs one client pass, renumbering its TAP lines after the ones so far.
+run_client () {
+  local out
+  out=$("$@" 2> "$work/log") || status=1
+  while IFS= read -r line; do
+    if [[ $line =~ ^(not\ )?ok\ [0-9]+\ -\ (.*)$ ]]; then
+      n=$((n + 1))
+      echo "${BASH_REMATCH[1]}ok $n - ${BASH_REMATCH[2]}"
+    else
+      echo "$line"
+    fi
+  done <<< "$out"
+  grep -i 'quota\|error' "$work/log" | sed 's/^/# /'
+}
+
+# The first pass also leaves cswapctl's view of the exports behind.
+ctl="$CSWAP_BUILD_ROOT/control/cswapctl -s $work/ctl.sock"
+run_client nbdkit -U - "$CSWAP_PLUGIN" "${exports[@]/#ctl=none/ctl=$work/ctl.sock}" \
+  --run "$client \"\$unixsocket\" $CSWAP_CORPUS; r=\$?;
+         $ctl --json exports > $work/exports.json; $ctl exports gamma > $work/gamma.txt;
+         $ctl exports delta 2> $work/delta.txt; echo \$? > $work/delta.rc; exit \$r"
+n=$((n + 1))
+if /usr/bin/python3 - "$work/exports.json" <<'PY'
+import json, sys
+e = {x["name"]: x for x in json.load(open(sys.argv[1]))["exports"]}
+assert list(e) == ["alpha", "beta", "gamma"], e
+assert e["gamma"]["limit_bytes"] == 256 << 10 and e["alpha"]["limit_bytes"] == 0
+assert e["gamma"]["failed_writes"] == e["gamma"]["quota_refusals"] > 0
+assert e["gamma"]["compressed_bytes"] <= (256 << 10) + 4096
+assert e["alpha"]["failed_writes"] == 0 and e["alpha"]["writes"] >= 1500 * 0.9
+assert all(x["size_bytes"] == 8 << 20 for x in e.values())
+PY
+then
+  echo "ok $n - cswapctl exports: three rows, gamma's refusals are its quota's and it holds no more than its quota"
+else
+  echo "not ok $n - cswapctl exports: three rows, gamma's refusals are its quota's"
+  status=1
+fi
+sed 's/^/# /' "$work/gamma.txt"
+n=$((n + 1))
+if [[ $(cat "$work/delta.rc") == 1 ]] && grep -q "no export named delta" "$work/delta.txt" \
+    && grep -q "^gamma .*256K" "$work/gamma.txt"; then
+  echo "ok $n - cswapctl exports NAME: one row; an unknown name is an error (exit 1)"
+else
+  echo "not ok $n - cswapctl exports NAME: one row; an unknown name is an error (exit 1)"
+  status=1
+fi
+
+# TLS-PSK: nbdkit's own option; the key file is username:hex-key.
+psk_key () { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
+printf 'alice:%s\n' "$(psk_key)" > "$work/keys.psk"
+printf 'alice:%s\n' "$(psk_key)" > "$work/wrong.psk"
+run_client nbdkit -U - --tls=require --tls-psk="$work/keys.psk" \
+  "$CSWAP_PLUGIN" "${exports[@]}" \
+  --run "$client \"\$unixsocket\" $CSWAP_CORPUS $work/keys.psk $work/wrong.psk"
+
+# Bad forms: nbdkit stops before serving, and says why.
+refuses () {
+  local expect=$1
+  shift
+  n=$((n + 1))
+  if ! nbdkit -U - "$CSWAP_PLUGIN" size=8M ctl=none "$@" --run true \
+      2> "$work/log" && grep -q -- "$expect" "$work/log"; then
+    echo "ok $n - $* refused: $(grep -m1 -- "$expect" "$work/log")"
+  else
+    echo "not ok $n - $* refused, saying \"$expect\""
+    sed 's/^/# /' "$work/log"
+    status=1
+  fi
+}
+refuses "a name of 1 to 4096 bytes" export=
+refuses "a name of 1 to 4096 bytes" export=:1M
+refuses "named twice" export=a export=a
+refuses "export=a:1X" export=a:1X
+refuses "export-limit=lots" export=a export-limit=lots
+refuses "export-limit=4095" export=a export-limit=4095
+refuses "more than the" size=1T export=a export=b export=c export=d \
+  export=e export=f export=g export=h export=i
+echo "1..$n"
+exit $status

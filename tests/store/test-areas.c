@@ -1,0 +1,213 @@
+/* cswap: store areas (store.h) — a device cut into equal areas, one
+ * writer thread each against its own reference image, with one area
+ * under a limit: every page reads back as last written (or as before, when
+ * a write was refused), only the limited area refuses, it never holds
+ * more than its limit and a page per writer, and the areas' counters add
+ * up to the store's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "page.h"
+#include "pagefile.h"
+#include "store.h"
+#include "tap.h"
+
+#define AREAS 4
+#define AREA_PAGES 512
+#define LIMITED_AREA 2
+#define LIMIT_BYTES (64u * 1024)
+#define OPS 20000
+
+static struct pagefile corpus;
+
+struct area_writer {
+  struct store *store;
+  unsigned area;
+  uint64_t rng;
+  unsigned char *reference;     /* AREA_PAGES pages */
+  unsigned long mismatches, refused, errors;
+  uint64_t most_held;           /* the area's compressed_bytes, at most */
+};
+
+static uint64_t
+rand64 (uint64_t *state)
+{
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 2685821657736338717ull;
+}
+
+static uint64_t
+offset_of (const struct area_writer *w, uint64_t page)
+{
+  return ((uint64_t) w->area * AREA_PAGES + page) * CSWAP_PAGE_SIZE;
+}
+
+/* Random writes (corpus pages), trims and checked reads in W's area. */
+static void *
+write_area (void *opaque)
+{
+  struct area_writer *w = opaque;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct store_area_stats s;
+
+  for (unsigned i = 0; i < OPS; i++) {
+    uint64_t p = rand64 (&w->rng) % AREA_PAGES;
+    unsigned char *ref = w->reference + p * CSWAP_PAGE_SIZE;
+    unsigned op = rand64 (&w->rng) % 8;
+
+    if (op < 5) {
+      const void *data = pagefile_page (&corpus, rand64 (&w->rng) % corpus.pages);
+      int r = store_write (w->store, data, CSWAP_PAGE_SIZE, offset_of (w, p));
+      if (r == 0)
+        memcpy (ref, data, CSWAP_PAGE_SIZE);
+      else if (r == -EDQUOT)
+        w->refused++;
+      else
+        w->errors++;
+    } else if (op == 5) {
+      if (store_zero (w->store, CSWAP_PAGE_SIZE, offset_of (w, p)))
+        w->errors++;
+      memset (ref, 0, CSWAP_PAGE_SIZE);
+    } else if (store_read (w->store, page, CSWAP_PAGE_SIZE, offset_of (w, p)))
+      w->errors++;
+    else if (memcmp (page, ref, CSWAP_PAGE_SIZE))
+      w->mismatches++;
+    store_area_stats (w->store, w->area, &s);
+    if (s.compressed_bytes > w->most_held)
+      w->most_held = s.compressed_bytes;
+  }
+  for (uint64_t p = 0; p < AREA_PAGES; p++)
+    if (store_read (w->store, page, CSWAP_PAGE_SIZE, offset_of (w, p))
+        || memcmp (page, w->reference + p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      w->mismatches++;
+  return NULL;
+}
+
+static struct store *
+make_store (uint64_t size_bytes, unsigned areas)
+{
+  struct store_config config = {
+    .size_bytes = size_bytes,
+    .areas = areas,
+    .codec = { CODEC_LZ4, codec_default_level (CODEC_LZ4) },
+  };
+  return store_create (&config);
+}
+
+static void
+test_bad_areas (void)
+{
+  struct store *store;
+
+  errno = 0;
+  store = make_store (3 * CSWAP_PAGE_SIZE, 2);
+  ok (store == NULL && errno == EINVAL,
+      "3 pages in 2 areas: refused with EINVAL");
+  store = make_store ((uint64_t) (STORE_MAX_AREAS + 1) * CSWAP_PAGE_SIZE,
+                      STORE_MAX_AREAS + 1);
+  ok (store == NULL && errno == EINVAL, "%u areas: refused with EINVAL",
+      STORE_MAX_AREAS + 1);
+  store = make_store (AREA_PAGES * CSWAP_PAGE_SIZE, 0);
+  ok (store && store_areas (store) == 1
+      && store_area_size (store) == AREA_PAGES * CSWAP_PAGE_SIZE
+      && store_set_area_limit (store, 0, LIMIT_BYTES) == -EINVAL,
+      "areas=0 is one area, which takes no limit of its own");
+  store_destroy (store);
+  store = make_store (AREA_PAGES * CSWAP_PAGE_SIZE, 1);
+  ok (store && store_areas (store) == 1
+      && store_set_area_limit (store, 0, LIMIT_BYTES) == 0,
+      "areas=1 is one area with a limit of its own");
+  store_destroy (store);
+}
+
+static void
+test_areas (void)
+{
+  struct store *store = make_store (AREAS * AREA_PAGES * CSWAP_PAGE_SIZE, AREAS);
+  struct area_writer writers[AREAS];
+  pthread_t threads[AREAS];
+  struct store_area_stats a;
+  struct store_stats s;
+  uint64_t pages = 0, bytes = 0, writes = 0, refused = 0;
+
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", strerror (errno));
+  ok (store_areas (store) == AREAS
+      && store_area_size (store) == AREA_PAGES * CSWAP_PAGE_SIZE,
+      "%u areas of %u pages", AREAS, AREA_PAGES);
+  ok (store_set_area_limit (store, AREAS, LIMIT_BYTES) == -EINVAL
+      && store_area_stats (store, AREAS, &a) == -EINVAL,
+      "no area %u", AREAS);
+  store_set_area_limit (store, LIMITED_AREA, LIMIT_BYTES);
+  for (unsigned i = 0; i < AREAS; i++) {
+    writers[i] = (struct area_writer) {
+      .store = store, .area = i, .rng = 0x5eed + i,
+      .reference = calloc (AREA_PAGES, CSWAP_PAGE_SIZE),
+    };
+    pthread_create (&threads[i], NULL, write_area, &writers[i]);
+  }
+  for (unsigned i = 0; i < AREAS; i++)
+    pthread_join (threads[i], NULL);
+
+  for (unsigned i = 0; i < AREAS; i++) {
+    struct area_writer *w = &writers[i];
+
+    store_area_stats (store, i, &a);
+    ok (w->mismatches == 0 && w->errors == 0,
+        "area %u: every page reads back as last written (%lu mismatches, "
+        "%lu errors)", i, w->mismatches, w->errors);
+    if (i == LIMITED_AREA)
+      ok (w->refused > 0 && a.area_limit_hits == w->refused
+          && a.failed_writes == w->refused
+          && w->most_held <= LIMIT_BYTES + CSWAP_PAGE_SIZE
+          && a.limit_bytes == LIMIT_BYTES,
+          "area %u, limited to %u bytes: %lu writes refused, all counted, "
+          "and it held %llu bytes at most", i, LIMIT_BYTES, w->refused,
+          (unsigned long long) w->most_held);
+    else
+      ok (w->refused == 0 && a.failed_writes == 0 && a.area_limit_hits == 0,
+          "area %u, unlimited: no write refused, holding %llu bytes", i,
+          (unsigned long long) a.compressed_bytes);
+    pages += a.pages_stored;
+    bytes += a.compressed_bytes;
+    writes += a.writes;
+    refused += a.failed_writes;
+  }
+  store_stats (store, &s);
+  ok (pages == s.pages_stored && bytes == s.compressed_bytes
+      && writes == s.writes && refused == s.failed_writes,
+      "the areas' pages, bytes, writes and refusals add up to the store's "
+      "(%llu pages, %llu bytes)", (unsigned long long) pages,
+      (unsigned long long) bytes);
+
+  /* Trimming the limited area frees its quota: its writes go through. */
+  store_zero (store, AREA_PAGES * CSWAP_PAGE_SIZE,
+              (uint64_t) LIMITED_AREA * AREA_PAGES * CSWAP_PAGE_SIZE);
+  store_area_stats (store, LIMITED_AREA, &a);
+  int r = store_write (store, pagefile_page (&corpus, 0), CSWAP_PAGE_SIZE,
+                       (uint64_t) LIMITED_AREA * AREA_PAGES * CSWAP_PAGE_SIZE);
+  ok (a.pages_stored == 0 && a.compressed_bytes == 0 && r == 0,
+      "a trimmed area holds nothing, and takes writes again");
+  for (unsigned i = 0; i < AREAS; i++)
+    free (writers[i].reference);
+  store_destroy (store);
+}
+
+int
+main (void)
+{
+  const char *path = getenv ("CSWAP_CORPUS");
+
+  if (path == NULL || pagefile_load (path, &corpus) == -1)
+    tap_skip_all ("no corpus (set CSWAP_CORPUS)");
+  test_bad_areas ();
+  test_areas ();
+  pagefile_free (&corpus);
+  return tap_done ();
+}
