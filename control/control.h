@@ -80,7 +80,7 @@ struct control_extension {
   const struct control_extension_number *numbers;
   unsigned number_count;        /* at most CONTROL_EXTENSION_MAX_NUMBERS */
   /* Fills VALUES[0..number_count); on the control thread, with no lock
-   * of control's held.
+   * of control's held.  Not called when number_count is 0.
    */
   void (*read_numbers) (void *arg, uint64_t *values);
   void *arg;

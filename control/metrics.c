@@ -149,7 +149,7 @@ control_snapshot (struct control *control, struct control_snapshot *s)
   for (int kind = 0; kind < STORE_REQUEST_KINDS; kind++)
     store_request_latency (control->store, kind, &s->request[kind]);
   s->extension = control->extension;
-  if (s->extension)
+  if (s->extension && s->extension->number_count)
     s->extension->read_numbers (s->extension->arg, s->extension_numbers);
 }
 

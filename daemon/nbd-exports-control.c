@@ -59,12 +59,37 @@ run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
   return 0;
 }
 
+/* For `stats` and `metrics`: the whole, beside the store's numbers. */
+static const struct control_extension_number numbers[] = {
+  { "exports", false, "Exports served (export=)." },
+  { "export_quota_refusals", true,
+    "Page writes refused at their export's quota, all exports together "
+    "(cswapctl exports: each one's)." },
+};
+
+static void
+read_numbers (void *arg, uint64_t *values)
+{
+  struct store_area_stats s;
+
+  (void) arg;
+  values[0] = view.exports->count;
+  values[1] = 0;
+  for (unsigned i = 0; i < view.exports->count; i++) {
+    store_area_stats (view.store, view.exports->list[i].area, &s);
+    values[1] += s.area_limit_hits;
+  }
+}
+
 static const struct control_extension extension = {
   .command = "exports",
   .args = "[NAME]",
   .help = "the exports (export=): size, quota, pages and bytes held, "
     "requests",
   .min_args = 0, .max_args = 1, .run = run_exports,
+  .numbers = numbers,
+  .number_count = sizeof numbers / sizeof numbers[0],
+  .read_numbers = read_numbers,
 };
 
 const struct control_extension *

@@ -35,7 +35,25 @@ ctl="$CSWAP_BUILD_ROOT/control/cswapctl -s $work/ctl.sock"
 run_client nbdkit -U - "$CSWAP_PLUGIN" "${exports[@]/#ctl=none/ctl=$work/ctl.sock}" \
   --run "$client \"\$unixsocket\" $CSWAP_CORPUS; r=\$?;
          $ctl --json exports > $work/exports.json; $ctl exports gamma > $work/gamma.txt;
+         $ctl --json stats > $work/stats.json; $ctl metrics > $work/metrics.txt;
          $ctl exports delta 2> $work/delta.txt; echo \$? > $work/delta.rc; exit \$r"
+n=$((n + 1))
+if /usr/bin/python3 - "$work/stats.json" "$work/metrics.txt" "$work/exports.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+refused = sum(x["quota_refusals"] for x in json.load(open(sys.argv[3]))["exports"])
+assert s["exports"] == 3 and s["export_quota_refusals"] == refused > 0, s
+assert s["size_bytes"] == 3 * (8 << 20), s["size_bytes"]
+metrics = open(sys.argv[2]).read()
+assert f"cswap_export_quota_refusals_total {refused}" in metrics, metrics
+assert "cswap_exports 3" in metrics
+PY
+then
+  echo "ok $n - cswapctl stats and metrics: the store of three exports, with their count and quota refusals"
+else
+  echo "not ok $n - cswapctl stats and metrics: the store of three exports, with their count and quota refusals"
+  status=1
+fi
 n=$((n + 1))
 if /usr/bin/python3 - "$work/exports.json" <<'PY'
 import json, sys
