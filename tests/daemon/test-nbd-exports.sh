@@ -2,9 +2,10 @@
 # cswap: the nbdkit plugin's exports (export=NAME[:LIMIT], nbd-exports.h):
 # listed, refused when not configured, one device each with its own
 # writer, a quota that refuses with ENOSPC and leaves the others alone,
-# pages intact across reconnection; the same over TLS-PSK, refusing a
-# client without TLS or with an unknown user; and the bad forms of the
-# keys refused with a clear message.
+# pages intact across reconnection; cswapctl's view; the same over
+# TLS-PSK, refusing a client without TLS, with an unknown user or the
+# wrong key; a client's requests failing, not hanging, once the server
+# is killed; and the bad forms of the keys refused with a clear message.
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
 
@@ -88,6 +89,10 @@ printf 'alice:%s\n' "$(psk_key)" > "$work/wrong.psk"
 run_client nbdkit -U - --tls=require --tls-psk="$work/keys.psk" \
   "$CSWAP_PLUGIN" "${exports[@]}" \
   --run "$client \"\$unixsocket\" $CSWAP_CORPUS $work/keys.psk $work/wrong.psk"
+
+# The server dies under a connected client: errors, not a hang.
+run_client /usr/bin/python3 "$CSWAP_SOURCE_ROOT/tests/daemon/nbd-server-death.py" \
+  "$CSWAP_PLUGIN" "$work"
 
 # Bad forms: nbdkit stops before serving, and says why.
 refuses () {
