@@ -3,8 +3,8 @@
  * exports.  A control extension (control.h): control/ dispatches it and
  * knows nothing of exports.
  *
- * Locking: none of its own; the table is read-only once serving, and
- * the counters are relaxed atomics.
+ * Locking: none of its own; entries below the table's count never
+ * change (nbd-exports.h), and the counters are relaxed atomics.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 #include "nbd-exports-control.h"
 
 static struct nbd_exports_view {
-  const struct nbd_exports *exports;
+  struct nbd_exports *exports;
   struct store *store;
 } view;
 
@@ -43,7 +43,7 @@ static int
 run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
              char *error, size_t size)
 {
-  const struct nbd_exports *exports = view.exports;
+  struct nbd_exports *exports = view.exports;
   const struct nbd_export *one = NULL;
 
   (void) arg;
@@ -51,8 +51,10 @@ run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
     snprintf (error, size, "no export named %s", argv[0]);
     return -1;
   }
+  unsigned count = exports->count;
+
   json_array_begin (reply, "exports");
-  for (unsigned i = 0; i < exports->count; i++)
+  for (unsigned i = 0; i < count; i++)
     if (one == NULL || one == &exports->list[i])
       show_export (&exports->list[i], reply);
   json_array_end (reply);
@@ -61,7 +63,7 @@ run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
 
 /* For `stats` and `metrics`: the whole, beside the store's numbers. */
 static const struct control_extension_number numbers[] = {
-  { "exports", false, "Exports served (export=)." },
+  { "exports", false, "Exports served: configured, and claimed from the template." },
   { "export_quota_refusals", true,
     "Page writes refused at their export's quota, all exports together "
     "(cswapctl exports: each one's)." },
@@ -73,9 +75,11 @@ read_numbers (void *arg, uint64_t *values)
   struct store_area_stats s;
 
   (void) arg;
-  values[0] = view.exports->count;
+  unsigned count = view.exports->count;
+
+  values[0] = count;
   values[1] = 0;
-  for (unsigned i = 0; i < view.exports->count; i++) {
+  for (unsigned i = 0; i < count; i++) {
     store_area_stats (view.store, view.exports->list[i].area, &s);
     values[1] += s.area_limit_hits;
   }
@@ -93,7 +97,7 @@ static const struct control_extension extension = {
 };
 
 const struct control_extension *
-nbd_exports_control_extension (const struct nbd_exports *exports,
+nbd_exports_control_extension (struct nbd_exports *exports,
                                struct store *store)
 {
   view = (struct nbd_exports_view) { exports, store };

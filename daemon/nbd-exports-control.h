@@ -9,7 +9,7 @@
  * process: the plugin has one table.
  */
 extern const struct control_extension *
-nbd_exports_control_extension (const struct nbd_exports *exports,
+nbd_exports_control_extension (struct nbd_exports *exports,
                                struct store *store);
 
 #endif /* CSWAP_NBD_EXPORTS_CONTROL_H */

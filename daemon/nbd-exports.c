@@ -1,10 +1,12 @@
 /* cswap: the nbdkit plugin's exports (nbd-exports.h). */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "nbd-exports.h"
 #include "page.h"
 #include "parse.h"
@@ -12,8 +14,17 @@
 
 /* The NBD protocol's longest export name. */
 #define NBD_MAX_EXPORT_NAME 4096
+#define DEFAULT_TEMPLATE_COUNT 16
 
-static char why_buffer[256];
+/* Per thread: opens run on nbdkit's connection threads. */
+static _Thread_local char why_buffer[256];
+
+void
+nbd_exports_init (struct nbd_exports *exports)
+{
+  *exports = (struct nbd_exports) { 0 };
+  pthread_mutex_init (&exports->claim_lock, NULL);
+}
 
 /* A quota in TEXT, the end of KEY=VALUE: 0 (none), or at least a page. */
 static int
@@ -31,12 +42,30 @@ parse_limit (const char *key, const char *value, const char *text,
   return -1;
 }
 
+/* Appends export NAME while the table is made (one thread, no lock). */
+static int
+append (struct nbd_exports *exports, const struct nbd_export *e,
+        const char **why)
+{
+  unsigned n = exports->count;
+  struct nbd_export *list = realloc (exports->list, (n + 1) * sizeof *list);
+
+  if (list == NULL) {
+    *why = "out of memory";
+    return -1;
+  }
+  exports->list = list;
+  exports->list[n] = *e;
+  exports->count = n + 1;
+  return 0;
+}
+
 static int
 add_export (struct nbd_exports *exports, const char *value, const char **why)
 {
   const char *colon = strchr (value, ':');
   size_t length = colon ? (size_t) (colon - value) : strlen (value);
-  struct nbd_export e = { .area = exports->count };
+  struct nbd_export e = { .area = exports->count, .own_limit = colon != NULL };
 
   if (length == 0 || length > NBD_MAX_EXPORT_NAME) {
     snprintf (why_buffer, sizeof why_buffer,
@@ -53,7 +82,6 @@ add_export (struct nbd_exports *exports, const char *value, const char **why)
   }
   if (colon && parse_limit ("export", value, colon + 1, &e.limit_bytes, why) == -1)
     return -1;
-  e.own_limit = colon != NULL;
   e.name = strndup (value, length);
   if (e.name == NULL) {
     *why = "out of memory";
@@ -62,19 +90,27 @@ add_export (struct nbd_exports *exports, const char *value, const char **why)
   if (nbd_exports_find (exports, e.name)) {
     snprintf (why_buffer, sizeof why_buffer, "export=%.64s: named twice",
               e.name);
-    free (e.name);
     *why = why_buffer;
+  }
+  else if (append (exports, &e, why) == 0)
+    return 0;
+  free (e.name);
+  return -1;
+}
+
+static int
+set_template (struct nbd_exports *exports, const char *value, const char **why)
+{
+  if (*value == '\0') {
+    *why = "export-template=: a pattern, such as client-*";
     return -1;
   }
-  struct nbd_export *list = realloc (exports->list,
-                                     (exports->count + 1) * sizeof *list);
-  if (list == NULL) {
-    free (e.name);
+  free (exports->template);
+  exports->template = strdup (value);
+  if (exports->template == NULL) {
     *why = "out of memory";
     return -1;
   }
-  exports->list = list;
-  exports->list[exports->count++] = e;
   return 0;
 }
 
@@ -82,11 +118,27 @@ int
 nbd_exports_config (struct nbd_exports *exports, const char *key,
                     const char *value, const char **why)
 {
+  uint64_t n;
+
   if (strcmp (key, "export") == 0)
     return add_export (exports, value, why) == 0 ? 1 : -1;
   if (strcmp (key, "export-limit") == 0)
-    return parse_limit (key, value, value, &exports->default_limit_bytes, why) == 0
-      ? 1 : -1;
+    return parse_limit (key, value, value, &exports->default_limit_bytes,
+                        why) == 0 ? 1 : -1;
+  if (strcmp (key, "export-template") == 0)
+    return set_template (exports, value, why) == 0 ? 1 : -1;
+  if (strcmp (key, "export-template-count") == 0) {
+    const char *reason;
+
+    if (parse_uint64 (value, 1, STORE_MAX_AREAS, &n, &reason) == -1) {
+      snprintf (why_buffer, sizeof why_buffer, "%s=%.64s: %s", key, value,
+                reason);
+      *why = why_buffer;
+      return -1;
+    }
+    exports->template_count = n;
+    return 1;
+  }
   return 0;
 }
 
@@ -95,23 +147,41 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
                     const char **why)
 {
   uint64_t pages = config->size_bytes / CSWAP_PAGE_SIZE;
+  unsigned configured = exports->count;
 
-  if (exports->count == 0)
+  if (exports->template_count && exports->template == NULL) {
+    *why = "export-template-count= without export-template=";
+    return -1;
+  }
+  if (exports->template && exports->template_count == 0)
+    exports->template_count = DEFAULT_TEMPLATE_COUNT;
+  exports->configured = configured;
+  exports->areas = configured + (exports->template ? exports->template_count : 0);
+  if (exports->areas == 0)
     return 0;
-  if (pages > ZS_MAX_OWNER_COOKIE / exports->count) {
+  if (exports->areas > STORE_MAX_AREAS
+      || pages > ZS_MAX_OWNER_COOKIE / exports->areas) {
     snprintf (why_buffer, sizeof why_buffer,
-              "%u exports of size=%" PRIu64 "M: more than the %" PRIu64
-              " GiB one store addresses", exports->count,
-              config->size_bytes >> 20,
+              "%u exports of size=%" PRIu64 "M: more than the %u exports "
+              "or the %" PRIu64 " GiB one store holds", exports->areas,
+              config->size_bytes >> 20, STORE_MAX_AREAS,
               ((uint64_t) ZS_MAX_OWNER_COOKIE * CSWAP_PAGE_SIZE) >> 30);
     *why = why_buffer;
     return -1;
   }
-  for (unsigned i = 0; i < exports->count; i++)
+  /* Room for every claim now: entries never move once served. */
+  struct nbd_export *list = realloc (exports->list,
+                                     exports->areas * sizeof *list);
+  if (list == NULL) {
+    *why = "out of memory";
+    return -1;
+  }
+  exports->list = list;
+  for (unsigned i = 0; i < configured; i++)
     if (!exports->list[i].own_limit)
       exports->list[i].limit_bytes = exports->default_limit_bytes;
-  config->size_bytes *= exports->count;
-  config->areas = exports->count;
+  config->size_bytes *= exports->areas;
+  config->areas = exports->areas;
   return 0;
 }
 
@@ -127,13 +197,63 @@ nbd_exports_apply (const struct nbd_exports *exports, struct store *store)
   return 0;
 }
 
-const struct nbd_export *
-nbd_exports_find (const struct nbd_exports *exports, const char *name)
+struct nbd_export *
+nbd_exports_find (struct nbd_exports *exports, const char *name)
 {
-  for (unsigned i = 0; i < exports->count; i++)
+  unsigned count = exports->count;
+
+  for (unsigned i = 0; i < count; i++)
     if (strcmp (exports->list[i].name, name) == 0)
       return &exports->list[i];
   return NULL;
+}
+
+/* A new export NAME from the template's areas; called with claim_lock. */
+static struct nbd_export *
+claim (struct nbd_exports *exports, struct store *store, const char *name,
+       const char **why)
+{
+  unsigned n = exports->count;
+  struct nbd_export e = { .area = n, .limit_bytes = exports->default_limit_bytes };
+
+  if (n == exports->areas) {
+    snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\": all %u "
+              "exports of export-template=%.64s are taken", name,
+              exports->template_count, exports->template);
+    *why = why_buffer;
+    return NULL;
+  }
+  e.name = strdup (name);
+  if (e.name == NULL) {
+    *why = "out of memory";
+    return NULL;
+  }
+  store_set_area_limit (store, e.area, e.limit_bytes);
+  exports->list[n] = e;
+  exports->count = n + 1;       /* after the entry: readers take no lock */
+  fprintf (stderr, "cswap: export \"%s\" made from export-template=%s\n",
+           name, exports->template);
+  return &exports->list[n];
+}
+
+struct nbd_export *
+nbd_exports_open (struct nbd_exports *exports, struct store *store,
+                  const char *name, const char **why)
+{
+  struct nbd_export *e = nbd_exports_find (exports, name);
+
+  if (e)
+    return e;
+  if (exports->template == NULL || *name == '\0'
+      || fnmatch (exports->template, name, 0) != 0) {
+    snprintf (why_buffer, sizeof why_buffer,
+              "export \"%.64s\" is not configured", name);
+    *why = why_buffer;
+    return NULL;
+  }
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+  e = nbd_exports_find (exports, name);   /* claimed meanwhile? */
+  return e ? e : claim (exports, store, name, why);
 }
 
 void
@@ -142,6 +262,8 @@ nbd_exports_free (struct nbd_exports *exports)
   for (unsigned i = 0; i < exports->count; i++)
     free (exports->list[i].name);
   free (exports->list);
+  free (exports->template);
+  pthread_mutex_destroy (&exports->claim_lock);
   *exports = (struct nbd_exports) { 0 };
 }
 

@@ -7,18 +7,27 @@
  * store's area I (store.h).  A client is served the export it names;
  * a name not configured is refused, and the default export (a client
  * that names none, as nbd-client does unless given -N) is the first.
- * Without export=, the plugin serves one device under any name, as
- * before.
+ * export-template=GLOB lets clients name exports of their own: the
+ * first open of a name that matches GLOB (fnmatch) and is not configured
+ * claims one of export-template-count=N (default 16) areas kept for
+ * them, with the export-limit quota, for as long as the server runs.
+ * Without export= or a template, the plugin serves one device under any
+ * name, as before.
  *
  * Pages stay with their export, not with a connection: a client that
  * disconnects and connects again finds them where it left them.
  *
- * Locking: none.  The table is made by .config and .config_complete on
- * nbdkit's main thread, then only read.
+ * Locking: the table is made by .config and .config_complete on
+ * nbdkit's main thread, with room for every area then, so that it never
+ * moves.  Afterwards only claims change it, under claim_lock, which
+ * fills an entry before count (an atomic) takes it in; so readers take
+ * no lock and see only whole entries.  claim_lock is a leaf: nothing is
+ * locked under it (the store's area limit is a relaxed atomic).
  */
 #ifndef CSWAP_NBD_EXPORTS_H
 #define CSWAP_NBD_EXPORTS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,9 +43,15 @@ struct nbd_export {
 };
 
 struct nbd_exports {
-  struct nbd_export *list;
-  unsigned count;               /* 0: one device under any name */
+  struct nbd_export *list;      /* room for every area once finished */
+  _Atomic unsigned count;       /* entries in use: configured, then claimed */
+  unsigned configured;          /* the export= ones, first in list */
+  unsigned areas;               /* configured + template_count; 0: one
+                                   device under any name */
   uint64_t default_limit_bytes; /* export-limit=; 0: none */
+  char *template;               /* export-template=; NULL: none */
+  unsigned template_count;      /* export-template-count=; 0: the default */
+  pthread_mutex_t claim_lock;   /* a leaf */
 };
 
 #define NBD_EXPORTS_HELP \
@@ -44,25 +59,50 @@ struct nbd_exports {
   "                          bytes of pool memory; repeat for more, one\n" \
   "                          store (default: one device under any name).\n" \
   "export-limit=SIZE         The quota of exports that give none (default\n" \
-  "                          0: none but pool-limit)."
+  "                          0: none but pool-limit).\n" \
+  "export-template=GLOB      Clients may name exports of their own that\n" \
+  "                          match GLOB (default: none).\n" \
+  "export-template-count=N   How many, 1..4096 (default 16)."
 
+/* The table before any key. */
+extern void nbd_exports_init (struct nbd_exports *exports);
 /* KEY=VALUE if it is one of the keys above: 1, or -1 with *WHY; 0 for
  * another key.
  */
 extern int nbd_exports_config (struct nbd_exports *exports, const char *key,
                                const char *value, const char **why);
-/* After every key: the quotas filled in, and CONFIG cut into one area
- * per export (its size, size= each).  0, or -1 with *WHY.
+/* After every key: the quotas filled in, room made for the template's
+ * exports, and CONFIG cut into one area per export (its size, size=
+ * each).  0, or -1 with *WHY.
  */
 extern int nbd_exports_finish (struct nbd_exports *exports,
                                struct store_config *config, const char **why);
-/* The quotas, into the store made from that config.  0 or -errno. */
+/* The configured quotas, into the store made from that config.  0 or
+ * -errno.
+ */
 extern int nbd_exports_apply (const struct nbd_exports *exports,
                               struct store *store);
-/* The export called NAME, or NULL. */
-extern const struct nbd_export *nbd_exports_find (const struct nbd_exports *exports,
-                                                  const char *name);
+
+/* Whether any export is configured or may be claimed. */
+static inline bool
+nbd_exports_active (const struct nbd_exports *exports)
+{
+  return exports->areas > 0;
+}
+
+/* The export called NAME, configured or claimed, or NULL.  No lock. */
+extern struct nbd_export *nbd_exports_find (struct nbd_exports *exports,
+                                            const char *name);
+/* The export a client that names NAME is served: nbd_exports_find's,
+ * else a new one claimed from the template, its quota set in STORE.
+ * NULL with *WHY: not configured, or every template area taken.
+ */
+extern struct nbd_export *nbd_exports_open (struct nbd_exports *exports,
+                                            struct store *store,
+                                            const char *name,
+                                            const char **why);
 extern void nbd_exports_free (struct nbd_exports *exports);
+
 /* A write to EXPORT returned RESULT: -EDQUOT, its quota refused it,
  * which the first time is said on stderr, becomes -ENOSPC (what NBD
  * has for it); any other RESULT is returned as it is.  Thread-safe.

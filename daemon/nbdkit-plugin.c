@@ -46,6 +46,7 @@ cswap_load (void)
   int r;
 
   options_init (&options);
+  nbd_exports_init (&exports);
   /* As early as a plugin can: nbdkit has already armed the signal. */
   r = parent_death_keep_running (&why);
   if (r < 0)
@@ -111,7 +112,7 @@ cswap_get_ready (void)
     nbdkit_error ("export quotas: %s", strerror (-r));
     return -1;
   }
-  if (exports.count)
+  if (nbd_exports_active (&exports))
     control_server_extend (life.control,
                            nbd_exports_control_extension (&exports, life.store));
   return 0;
@@ -138,9 +139,11 @@ cswap_list_exports (int readonly, int is_tls, struct nbdkit_exports *list)
 {
   (void) readonly;
   (void) is_tls;
-  if (exports.count == 0)
+  unsigned count = exports.count;
+
+  if (!nbd_exports_active (&exports))
     return nbdkit_use_default_export (list);
-  for (unsigned i = 0; i < exports.count; i++)
+  for (unsigned i = 0; i < count; i++)
     if (nbdkit_add_export (list, exports.list[i].name, NULL) == -1)
       return -1;
   return 0;
@@ -151,7 +154,7 @@ cswap_default_export (int readonly, int is_tls)
 {
   (void) readonly;
   (void) is_tls;
-  return exports.count ? exports.list[0].name : "";
+  return exports.configured ? exports.list[0].name : "";
 }
 
 /* Without exports, every name is the one device (area 0 at offset 0). */
@@ -162,17 +165,16 @@ static void *
 cswap_open (int readonly)
 {
   const char *name = nbdkit_export_name ();
-  const struct nbd_export *e;
+  struct nbd_export *e;
+  const char *why;
 
   (void) readonly;
-  if (exports.count == 0)
+  if (!nbd_exports_active (&exports))
     return &whole_device;
-  e = nbd_exports_find (&exports, name ? name : "");
-  if (e == NULL) {
-    nbdkit_error ("export \"%s\" is not configured", name ? name : "");
-    return NULL;
-  }
-  return (void *) e;
+  e = nbd_exports_open (&exports, life.store, name ? name : "", &why);
+  if (e == NULL)
+    nbdkit_error ("%s", why);
+  return e;
 }
 
 /* Where HANDLE's export starts in the store. */

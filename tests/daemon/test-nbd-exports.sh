@@ -2,7 +2,8 @@
 # cswap: the nbdkit plugin's exports (export=NAME[:LIMIT], nbd-exports.h):
 # listed, refused when not configured, one device each with its own
 # writer, a quota that refuses with ENOSPC and leaves the others alone,
-# pages intact across reconnection; cswapctl's view; the same over
+# pages intact across reconnection; cswapctl's view; exports made from
+# a template, four clients racing for one name; the same over
 # TLS-PSK, refusing a client without TLS, with an unknown user or the
 # wrong key; a client's requests failing, not hanging, once the server
 # is killed; and the bad forms of the keys refused with a clear message.
@@ -90,6 +91,11 @@ run_client nbdkit -U - --tls=require --tls-psk="$work/keys.psk" \
   "$CSWAP_PLUGIN" "${exports[@]}" \
   --run "$client \"\$unixsocket\" $CSWAP_CORPUS $work/keys.psk $work/wrong.psk"
 
+# Exports made from a template, their quota export-limit's.
+run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha \
+  'export-template=client-*' export-template-count=3 export-limit=128K ctl=none \
+  --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-template.py \"\$unixsocket\""
+
 # The server dies under a connected client: errors, not a hang.
 run_client /usr/bin/python3 "$CSWAP_SOURCE_ROOT/tests/daemon/nbd-server-death.py" \
   "$CSWAP_PLUGIN" "$work"
@@ -114,6 +120,11 @@ refuses "named twice" export=a export=a
 refuses "export=a:1X" export=a:1X
 refuses "export-limit=lots" export=a export-limit=lots
 refuses "export-limit=4095" export=a export-limit=4095
+refuses "a pattern" export-template=
+refuses "export-template-count=0" 'export-template=c*' export-template-count=0
+refuses "export-template-count=4097" 'export-template=c*' export-template-count=4097
+refuses "without export-template=" export-template-count=4
+refuses "more than the 4096 exports" export=a 'export-template=c*' export-template-count=4096
 refuses "more than the" size=1T export=a export=b export=c export=d \
   export=e export=f export=g export=h export=i
 echo "1..$n"
