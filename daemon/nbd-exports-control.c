@@ -63,7 +63,8 @@ run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
 
 /* For `stats` and `metrics`: the whole, beside the store's numbers. */
 static const struct control_extension_number numbers[] = {
-  { "exports", false, "Exports served: configured, and claimed from the template." },
+  { "exports", false,
+    "Exports served: configured, and claimed from the template." },
   { "export_quota_refusals", true,
     "Page writes refused at their export's quota, all exports together "
     "(cswapctl exports: each one's)." },

@@ -80,7 +80,8 @@ add_export (struct nbd_exports *exports, const char *value, const char **why)
     *why = why_buffer;
     return -1;
   }
-  if (colon && parse_limit ("export", value, colon + 1, &e.limit_bytes, why) == -1)
+  if (colon
+      && parse_limit ("export", value, colon + 1, &e.limit_bytes, why) == -1)
     return -1;
   e.name = strndup (value, length);
   if (e.name == NULL) {
@@ -156,7 +157,8 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
   if (exports->template && exports->template_count == 0)
     exports->template_count = DEFAULT_TEMPLATE_COUNT;
   exports->configured = configured;
-  exports->areas = configured + (exports->template ? exports->template_count : 0);
+  exports->areas = configured
+    + (exports->template ? exports->template_count : 0);
   if (exports->areas == 0)
     return 0;
   if (exports->areas > STORE_MAX_AREAS
@@ -214,7 +216,8 @@ claim (struct nbd_exports *exports, struct store *store, const char *name,
        const char **why)
 {
   unsigned n = exports->count;
-  struct nbd_export e = { .area = n, .limit_bytes = exports->default_limit_bytes };
+  struct nbd_export e = { .area = n,
+                          .limit_bytes = exports->default_limit_bytes };
 
   if (n == exports->areas) {
     snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\": all %u "

@@ -113,8 +113,8 @@ cswap_get_ready (void)
     return -1;
   }
   if (nbd_exports_active (&exports))
-    control_server_extend (life.control,
-                           nbd_exports_control_extension (&exports, life.store));
+    control_server_extend (life.control, nbd_exports_control_extension
+                           (&exports, life.store));
   return 0;
 }
 
@@ -137,10 +137,10 @@ cswap_dump_plugin (void)
 static int
 cswap_list_exports (int readonly, int is_tls, struct nbdkit_exports *list)
 {
-  (void) readonly;
-  (void) is_tls;
   unsigned count = exports.count;
 
+  (void) readonly;
+  (void) is_tls;
   if (!nbd_exports_active (&exports))
     return nbdkit_use_default_export (list);
   for (unsigned i = 0; i < count; i++)
@@ -244,10 +244,10 @@ cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
 {
   uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
-  (void) handle;
   (void) flags;
   return timed_reply (STORE_REQUEST_READ, start_ns,
-                      store_read (life.store, buf, count, base_of (handle) + offset));
+                      store_read (life.store, buf, count,
+                                  base_of (handle) + offset));
 }
 
 static int
@@ -270,7 +270,8 @@ cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   memory_safety_mark_io_thread ();
   (void) flags;                 /* zeroing frees pages: always fast, never allocates */
   return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (life.store, count, base_of (handle) + offset));
+                      store_zero (life.store, count,
+                                  base_of (handle) + offset));
 }
 
 static int
@@ -281,7 +282,8 @@ cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   (void) flags;
   /* Trimmed ranges read back as zeros: the same as write-zeroes. */
   return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (life.store, count, base_of (handle) + offset));
+                      store_zero (life.store, count,
+                                  base_of (handle) + offset));
 }
 
 /* Block status (nbdinfo --map, nbdcopy): pages that read as zeros and
