@@ -62,14 +62,14 @@ compact_pool (struct writeback *wb)
   wb->batches_since_compact = 0;
 }
 
-/* Pressure: a CLOCK batch of cold pages, and compaction now and then.
- * Mutex held.  Returns the pages that left memory, or a negative errno
- * when none did because of an error.
+/* Pressure: a batch of the pages PICK takes (CLOCK: the cold ones), and
+ * compaction now and then.  Mutex held.  Returns the pages that left
+ * memory, or a negative errno when none did because of an error.
  */
 static int
-pressure_batch (struct writeback *wb)
+pressure_batch (struct writeback *wb, enum slot_pick pick)
 {
-  struct slot_selection sel = { .pick = SLOT_PICK_CLOCK, .include_huge = true };
+  struct slot_selection sel = { .pick = pick, .include_huge = true };
   uint64_t budget = 2 * wb->slots->table.slots; /* two laps: a second chance */
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   struct store_writeback_result done = { 0 };
@@ -90,7 +90,8 @@ make_room_here (struct writeback *wb, unsigned needed_pages)
 
   writeback_lock (wb);
   if (pool_limit_has_room (wb->limit, needed_pages)
-      || (!writeback_in_backoff (wb) && pressure_batch (wb) > 0))
+      || (!writeback_in_backoff (wb)
+          && pressure_batch (wb, SLOT_PICK_CLOCK) > 0))
     r = 0;
   writeback_unlock (wb);
   return r;
@@ -170,30 +171,38 @@ relieve_pressure (struct writeback *wb)
     }
     if (!waiting && !pool_limit_above_threshold (wb->limit))
       break;
+    /* CLOCK found nothing: pages touched between its two laps have their
+     * bits clear now, so look again.  But threads that touch pages faster
+     * than the hand laps the table can keep every page from it, and
+     * "nothing left to write" must mean exactly that before a writer is
+     * refused: the last pass takes any page in memory, cold or not.
+     */
+    enum slot_pick pick = empty_passes + 1 < EMPTY_PASSES_BEFORE_REFUSAL
+                          ? SLOT_PICK_CLOCK : SLOT_PICK_ALL;
     writeback_lock (wb);
-    int moved = writeback_in_backoff (wb) ? -EAGAIN : pressure_batch (wb);
+    int moved = writeback_in_backoff (wb) ? -EAGAIN
+                : pressure_batch (wb, pick);
     writeback_unlock (wb);
     waiting = writers_waiting (wb, &stop);
-    if (moved <= 0) {
-      /* CLOCK found nothing: pages touched between its two laps have
-       * their bits clear now, so look again, twice.
-       */
-      if (moved == 0 && ++empty_passes < EMPTY_PASSES_BEFORE_REFUSAL)
-        continue;
-      /* Nothing (more) to write, or it cannot be written.  Another
-       * batch or a trim may have made room meanwhile (the pool was seen
-       * empty here), or holes in zspages hold it: the writers are
-       * refused only if, compacted, the pool still has no room for a
-       * zspage of any class.
-       */
-      if (waiting) {
-        compact_before_refusal (wb);
-        writeback_post_batch (wb, pool_limit_has_room (wb->limit,
-                                                       ZS_MAX_PAGES_PER_ZSPAGE)
-                                  ? 0 : -ENOSPC);
-      }
-      break;
+    if (moved > 0) {
+      empty_passes = 0;
+      continue;
     }
+    if (moved == 0 && ++empty_passes < EMPTY_PASSES_BEFORE_REFUSAL)
+      continue;
+    /* Nothing (more) to write, or it cannot be written.  Another batch
+     * or a trim may have made room meanwhile (the pool was seen empty
+     * here), or holes in zspages hold it: the writers are refused only
+     * if, compacted, the pool still has no room for a zspage of any
+     * class.
+     */
+    if (waiting) {
+      compact_before_refusal (wb);
+      writeback_post_batch (wb, pool_limit_has_room (wb->limit,
+                                                     ZS_MAX_PAGES_PER_ZSPAGE)
+                                ? 0 : -ENOSPC);
+    }
+    break;
   }
   writeback_lock (wb);
   compact_pool (wb);

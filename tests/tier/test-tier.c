@@ -272,10 +272,16 @@ test_model (unsigned long ops, bool read_writeback)
         (unsigned long long) s.segments_cleaned,
         (unsigned long long) s.pool_bytes,
         (unsigned long long) s.backing_enospc_errors);
+  /* The counters that tell a refusal's cause are in the line itself: a
+   * CI log often shows only the failed checks.
+   */
   ok (mismatches == 0 && errors == 0 && refused == 0,
       "%d threads%s: every read returned what was last written "
-      "(%lu mismatches, %lu errors, %lu writes refused)", THREADS,
-      read_writeback ? ", read writeback" : "", mismatches, errors, refused);
+      "(%lu mismatches, %lu errors, %lu writes refused; backing file full "
+      "%llu times, %llu I/O errors)", THREADS,
+      read_writeback ? ", read writeback" : "", mismatches, errors, refused,
+      (unsigned long long) s.backing_enospc_errors,
+      (unsigned long long) s.backing_io_errors);
   if (read_writeback)
     ok (s.read_pages_written_back > 0,
         "pages read went to disk (%llu)",
