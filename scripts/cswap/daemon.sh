@@ -15,6 +15,7 @@ daemon_command ()
       ;;
     nbd)
       command -v nbdkit >/dev/null || die $EXIT_FAILED "frontend = nbd: nbdkit is not installed"
+      check_nbdkit_fits "$(command -v nbdkit)"
       daemon_argv=(nbdkit --foreground --unix "$state_dir/nbd.sock"
                    "$nbdkit_plugin" "ctl=$socket" "config=$config")
       ;;
@@ -22,6 +23,48 @@ daemon_command ()
       die $EXIT_USAGE "frontend = $frontend: unknown"
       ;;
   esac
+}
+
+# elf_word FILE OFFSET BYTES: an unsigned number, in the byte order of
+# the machine (od's), which is the ELF file's for a binary it runs.
+elf_word () { od -An -t "u$3" -j "$2" -N "$3" "$1" | tr -d ' '; }
+
+# elf_writable_bytes FILE: the memory size of an ELF64 file's writable
+# loaded segments (its data and bss), or nothing.
+elf_writable_bytes ()
+{
+  local file=$1 phoff phentsize phnum i at type flags memsz total=0
+  [[ $(od -An -c -N 5 "$file" 2>/dev/null | tr -d ' ') == '177ELF002' ]] || return 0
+  phoff=$(elf_word "$file" 32 8) phentsize=$(elf_word "$file" 54 2)
+  phnum=$(elf_word "$file" 56 2)
+  for ((i = 0; i < phnum; i++)); do
+    at=$((phoff + i * phentsize))
+    type=$(elf_word "$file" "$at" 4) flags=$(elf_word "$file" $((at + 4)) 4)
+    memsz=$(elf_word "$file" $((at + 40)) 8)
+    ((type == 1 && (flags & 2))) && total=$((total + memsz))       # PT_LOAD, PF_W
+  done
+  echo "$total"
+}
+
+# check_nbdkit_fits NBDKIT: dies with the reason where the kernel would
+# kill nbdkit as it starts.  Debian 12's nbdkit has 192 MiB of static
+# buffers (bss), charged at exec, and under vm.overcommit_memory = 0 the
+# kernel refuses one charge larger than RAM plus swap: exec then ends in
+# SIGSEGV before nbdkit runs a line, on a machine under about 200 MiB
+# (seen in tests/vm at 192 MiB: "__vm_enough_memory: no enough memory").
+# The buffers are address space, mostly never touched.
+check_nbdkit_fits ()
+{
+  local need have overcommit
+  overcommit=$(cat "$procsys/vm/overcommit_memory" 2>/dev/null)
+  [[ $overcommit == 0 ]] || return 0
+  need=$(elf_writable_bytes "$1")
+  have=$(awk '/^(MemTotal|SwapTotal):/ {kib += $2} END {print kib * 1024}' "$meminfo")
+  [[ -n $need && -n $have ]] && ((need > have)) || return 0
+  die $EXIT_FAILED "frontend = nbd: $1 reserves $((need >> 20)) MiB at start," \
+    "more than this machine's RAM and swap ($((have >> 20)) MiB), and" \
+    "vm.overcommit_memory = 0 makes the kernel kill it as it starts;" \
+    "set vm.overcommit_memory = 1 or use frontend = fuse"
 }
 
 # wait_for SECONDS COND…: polls COND every 0.1 s.
