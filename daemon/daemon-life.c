@@ -43,11 +43,12 @@ daemon_prepare (struct daemon_life *life, const struct cswap_options *options)
 int
 daemon_start_after_fork (struct daemon_life *life)
 {
+  const struct store_config *store = &life->options->store;
   int r;
 
   /* Failing to lock is a warning, not a reason to serve nothing. */
   if (life->options->lock_memory)
-    memory_safety_setup ();
+    memory_safety_setup (store->backing_path && !store->backing_in_clear);
   r = store_start_background (life->store);
   if (r) {
     life->error ("starting the store's threads, locking its key: %s",

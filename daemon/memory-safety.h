@@ -39,13 +39,17 @@
 #ifndef CSWAP_MEMORY_SAFETY_H
 #define CSWAP_MEMORY_SAFETY_H
 
+#include <stdbool.h>
+
 /* Marks the calling thread an I/O flusher, locks memory and sets the OOM
  * score, warning on stderr ("cswap: warning: …") about what it could not
- * do.  Call it after any fork (memory locks are not inherited by a
- * child) and before starting any thread (which inherits the mark).  Returns 0, or -1 when
- * mlockall itself failed (errno set; the caller decides whether to go on).
+ * do.  SEALING: the backing file's records are sealed, so libcrypto is
+ * on the I/O path.  Call it after any fork (memory locks are not
+ * inherited by a child) and before starting any thread (which inherits
+ * the mark).  Returns 0, or -1 when mlockall itself failed (errno set;
+ * the caller decides whether to go on).
  */
-extern int memory_safety_setup (void);
+extern int memory_safety_setup (bool sealing);
 
 /* Lets no core dump be written of this process, warning on stderr about
  * what it could not do.  Call it before the store is made (the key is

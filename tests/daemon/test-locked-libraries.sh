@@ -1,0 +1,68 @@
+#!/bin/bash
+# cswap: which mapped files the daemon locks whole (lock-memory=yes).
+# Code first run under pressure must not be read in from disk then, so
+# the daemon's text and the libraries on its I/O path are locked whole
+# (libc, libzstd); libraries it maps but never runs under pressure are
+# left to MCL_ONFAULT, which locks only what was touched: libgcrypt
+# (libsystemd's) always, and libcrypto unless the backing file's records
+# are sealed.  The two are 5.8 MiB, most of an idle daemon's memory, which
+# a 160 MiB machine did not have (doc/design.md, "The smallest machine").
+set -uo pipefail
+source "$(dirname "$0")/../lib/tap.sh"
+# AddressSanitizer's mlock() returns 0 and locks nothing.
+if [[ ${CSWAP_SANITIZE:-none} == *address* ]]; then
+  echo "ok 1 - libraries locked whole # SKIP AddressSanitizer's mlock() locks nothing"
+  echo "1..1"
+  exit 0
+fi
+source "$(dirname "$0")/../lib/fuse-daemon.sh"
+
+# text_mapping PID LIBRARY: "SIZE RSS VMFLAG…" (kB) of LIBRARY's
+# executable mapping in PID, or nothing where it has none.  (smaps'
+# Locked: is a proportional share, small for a library others map too.)
+text_mapping () {
+  awk -v lib="/$2" '
+    /^[0-9a-f]+-[0-9a-f]+ / { text = $2 ~ /x/ && index($6, lib) > 0; next }
+    text && $1 == "Size:" { size = $2 }
+    text && $1 == "Rss:" { rss = $2 }
+    text && $1 == "VmFlags:" { $1 = ""; print size, rss $0; exit }
+  ' "/proc/$1/smaps"
+}
+
+# whole PID LIBRARY: its text is mapped, locked (VmFlags lo, not lf:
+# mlock, not lock-on-fault) and all resident.
+whole () {
+  local m; m=$(text_mapping "$1" "$2")
+  echo "# $2 (size kB, resident kB, flags): ${m:-not mapped}"
+  [[ -n $m ]] && awk '$1 == $2 && / lo( |$)/ && !/ lf( |$)/ { ok = 1 }
+                      END { exit !ok }' <<<"$m"
+}
+# partly PID LIBRARY: its text is mapped and only locked as it faults in
+# (VmFlags lf: mlockall's MCL_ONFAULT).
+partly () {
+  local m; m=$(text_mapping "$1" "$2")
+  echo "# $2 (size kB, resident kB, flags): ${m:-not mapped}"
+  [[ -n $m ]] && awk '/ lf( |$)/ { ok = 1 } END { exit !ok }' <<<"$m"
+}
+# absent_or_partly PID LIBRARY: not mapped (a libsystemd built without
+# libgcrypt), or only locked as it faults in.
+absent_or_partly () {
+  [[ -z $(text_mapping "$1" "$2") ]] || partly "$1" "$2"
+}
+
+start_fuse plain --size 64M -o lock-memory=yes
+check "no backing file: libc's text is locked whole" whole "$pid" libc.so
+check "no backing file: libzstd's text is locked whole" whole "$pid" libzstd.so
+check "no backing file: libcrypto's text is not" partly "$pid" libcrypto.so
+check "no backing file: libgcrypt's text is not" absent_or_partly "$pid" libgcrypt.so
+
+start_fuse sealed --size 64M -o lock-memory=yes -o "backing=$tmp/backing" \
+  -o backing-size=64M -o backing-encrypt=yes
+check "sealed backing file: libcrypto's text is locked whole" whole "$pid" libcrypto.so
+check "sealed backing file: libc's text is locked whole" whole "$pid" libc.so
+
+start_fuse clear --size 64M -o lock-memory=yes -o "backing=$tmp/clear" \
+  -o backing-size=64M -o backing-encrypt=no
+check "backing file in the clear: libcrypto's text is not locked whole" \
+  partly "$pid" libcrypto.so
+done_testing
