@@ -25,23 +25,23 @@ daemon_command ()
   esac
 }
 
-# elf_word FILE OFFSET BYTES: an unsigned number, in the byte order of
-# the machine (od's), which is the ELF file's for a binary it runs.
-elf_word () { od -An -t "u$3" -j "$2" -N "$3" "$1" | tr -d ' '; }
-
 # elf_writable_bytes FILE: the memory size of an ELF64 file's writable
-# loaded segments (its data and bss), or nothing.
+# loaded segments (its data and bss), or nothing.  Numbers are read in
+# the byte order of the machine (od's), which is the file's for a binary
+# it runs.  Each program header is 7 eight-byte words: type and flags,
+# offset, addresses, sizes in the file and in memory, alignment.
 elf_writable_bytes ()
 {
-  local file=$1 phoff phentsize phnum i at type flags memsz total=0
+  local file=$1 phoff phentsize phnum words i total=0
   [[ $(od -An -c -N 5 "$file" 2>/dev/null | tr -d ' ') == '177ELF002' ]] || return 0
-  phoff=$(elf_word "$file" 32 8) phentsize=$(elf_word "$file" 54 2)
-  phnum=$(elf_word "$file" 56 2)
-  for ((i = 0; i < phnum; i++)); do
-    at=$((phoff + i * phentsize))
-    type=$(elf_word "$file" "$at" 4) flags=$(elf_word "$file" $((at + 4)) 4)
-    memsz=$(elf_word "$file" $((at + 40)) 8)
-    ((type == 1 && (flags & 2))) && total=$((total + memsz))       # PT_LOAD, PF_W
+  phoff=$(od -An -t u8 -j 32 -N 8 "$file" | tr -d ' ')
+  read -r phentsize phnum < <(od -An -t u2 -j 54 -N 4 "$file")
+  [[ $phentsize == 56 ]] || return 0
+  read -r -d '' -a words < <(od -An -v -t u8 -j "$phoff" -N $((phnum * 56)) "$file")
+  for ((i = 0; i + 6 < ${#words[@]}; i += 7)); do
+    # PT_LOAD (1) with PF_W (2): the type is the low half of the first word.
+    (((words[i] & 0xffffffff) == 1 && (words[i] >> 32 & 2))) \
+      && total=$((total + words[i + 5]))
   done
   echo "$total"
 }
