@@ -30,6 +30,9 @@ trap stop_fuse_daemons EXIT
 # start_fuse NAME ARGS...: cswap-fuse -f ARGS in the background, serving
 # $tmp/mnt-NAME/swap, with the socket $tmp/NAME.sock and the log
 # $tmp/NAME.log; sets pid.  Bails out of the test if it does not start.
+# Started means answering `stats`: the socket is bound and the file
+# mounted before the daemon has locked its memory and started its
+# threads, and a test that looked then saw a daemon not yet set up.
 start_fuse () {
   local name=$1 mnt=$tmp/mnt-$1
   shift
@@ -40,6 +43,7 @@ start_fuse () {
   fuse_pids+=("$pid")
   for _ in $(seq 100); do
     grep -qs " $mnt fuse.cswap " /proc/mounts && [ -S "$tmp/$name.sock" ] &&
+      timeout 10 "$cswapctl" --socket "$tmp/$name.sock" stats >/dev/null &&
       return 0
     sleep 0.1
   done
