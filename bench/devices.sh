@@ -123,7 +123,7 @@ WORK=
 start_nbdkit ()
 {
   local log=$WORK/daemon.log
-  nbdkit --foreground --exit-with-parent --unix "$WORK/sock" \
+  nbdkit --foreground --exit-with-parent --tls=off --unix "$WORK/sock" \
     --pidfile "$WORK/nbdkit.pid" "$@" 2>"$log" &
   DAEMON_PID=$!
   cleanup_push stop_daemon "$DAEMON_PID"

@@ -47,8 +47,13 @@ daemon_start_after_fork (struct daemon_life *life)
   int r;
 
   /* Failing to lock is a warning, not a reason to serve nothing. */
-  if (life->options->lock_memory)
-    memory_safety_setup (store->backing_path && !store->backing_in_clear);
+  if (life->options->lock_memory) {
+    struct io_path io_path = {
+      .sealing = store->backing_path && !store->backing_in_clear,
+      .tls = life->tls_possible,
+    };
+    memory_safety_setup (&io_path);
+  }
   r = store_start_background (life->store);
   if (r) {
     life->error ("starting the store's threads, locking its key: %s",

@@ -42,6 +42,8 @@ struct daemon_life {
    * plugin's is nbdkit_error; cswap-fuse prints its name first).
    */
   void (*error) (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+  bool tls_possible;            /* nbdkit without --tls=off: its TLS
+                                   libraries are locked whole */
 
   /* Set by daemon_prepare, cleared by daemon_stop. */
   const struct cswap_options *options;

@@ -88,16 +88,32 @@ set_io_flusher (void)
 /* Libraries mapped but never on the daemon's way under pressure, which
  * lock_mapped_files leaves to MCL_ONFAULT (only the pages touched are
  * locked): libgcrypt is libsystemd's, for journal sealing, and sd_notify
- * never calls it; libcrypto seals the backing file's records, and is
- * locked whole only where that is on.  Together they were 5.8 of an idle
- * cswap-fuse's 12.8 MiB locked, memory a 160 MiB machine did not have
- * (doc/design.md, "The smallest machine").
+ * never calls it; libselinux and its libpcre2 are nbdkit's, for
+ * --selinux-label on its sockets, at start; libcrypto seals the backing
+ * file's records, and is locked whole only where that is on; GnuTLS and
+ * the libraries only it uses serve nbdkit's TLS, locked whole unless
+ * nbdkit runs --tls=off.  Left out, they are 5.8 of an idle cswap-fuse's
+ * 12.8 MiB resident and 4.8 of an idle nbdkit's 14.2 MiB, memory a 160 MiB
+ * machine did not have (doc/design.md, "The smallest machine").
  */
 static bool
-library_off_the_io_path (const char *path, bool sealing)
+library_off_the_io_path (const char *path, const struct io_path *io_path)
 {
-  return strstr (path, "/libgcrypt.so")
-    || (!sealing && strstr (path, "/libcrypto.so"));
+  static const char *const tls_only[] = {
+    "/libgnutls.so", "/libnettle.so", "/libhogweed.so", "/libgmp.so",
+    "/libp11-kit.so", "/libffi.so", "/libtasn1.so", "/libidn2.so",
+    "/libunistring.so",
+  };
+
+  if (strstr (path, "/libgcrypt.so") || strstr (path, "/libselinux.so")
+      || strstr (path, "/libpcre2-8.so")
+      || (!io_path->sealing && strstr (path, "/libcrypto.so")))
+    return true;
+  if (!io_path->tls)
+    for (size_t i = 0; i < sizeof tls_only / sizeof tls_only[0]; i++)
+      if (strstr (path, tls_only[i]))
+        return true;
+  return false;
 }
 
 /* Locks every file the process has mapped, whole: its text, its
@@ -108,7 +124,7 @@ library_off_the_io_path (const char *path, bool sealing)
  * Mappings without access (a library's guard gaps) are left alone.
  */
 static void
-lock_mapped_files (bool sealing)
+lock_mapped_files (const struct io_path *io_path)
 {
   FILE *maps = fopen ("/proc/self/maps", "re");
   char line[512];
@@ -125,7 +141,7 @@ lock_mapped_files (bool sealing)
     if (sscanf (line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %*s %n",
                 &start, &end, perms, &path_at) != 3
         || path_at == 0 || line[path_at] != '/' || strcmp (perms, "---p") == 0
-        || library_off_the_io_path (line + path_at, sealing))
+        || library_off_the_io_path (line + path_at, io_path))
       continue;
     if (mlock ((void *) start, end - start) == -1) {
       warn ("mlock of a mapped file", errno);
@@ -136,7 +152,7 @@ lock_mapped_files (bool sealing)
 }
 
 int
-memory_safety_setup (bool sealing)
+memory_safety_setup (const struct io_path *io_path)
 {
   if (set_oom_score_adj (-1000) == -1)
     warn ("oom_score_adj -1000 (needs CAP_SYS_RESOURCE; the OOM killer "
@@ -165,7 +181,7 @@ memory_safety_setup (bool sealing)
     errno = saved_errno;
     return -1;
   }
-  lock_mapped_files (sealing);
+  lock_mapped_files (io_path);
   memory_locked = true;
   return 0;
 }

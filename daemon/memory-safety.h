@@ -41,15 +41,24 @@
 
 #include <stdbool.h>
 
+/* What the daemon will run under pressure, beyond its own code and libc:
+ * which libraries must be locked whole.
+ */
+struct io_path {
+  bool sealing;                 /* backing records sealed: libcrypto */
+  bool tls;                     /* nbdkit may speak TLS: GnuTLS and the
+                                   libraries only it uses */
+};
+
 /* Marks the calling thread an I/O flusher, locks memory and sets the OOM
  * score, warning on stderr ("cswap: warning: …") about what it could not
- * do.  SEALING: the backing file's records are sealed, so libcrypto is
- * on the I/O path.  Call it after any fork (memory locks are not
- * inherited by a child) and before starting any thread (which inherits
- * the mark).  Returns 0, or -1 when mlockall itself failed (errno set;
- * the caller decides whether to go on).
+ * do.  Every mapped file is locked whole but the libraries IO_PATH says
+ * are not on it.  Call it after any fork (memory locks are not inherited
+ * by a child) and before starting any thread (which inherits the mark).
+ * Returns 0, or -1 when mlockall itself failed (errno set; the caller
+ * decides whether to go on).
  */
-extern int memory_safety_setup (bool sealing);
+extern int memory_safety_setup (const struct io_path *io_path);
 
 /* Lets no core dump be written of this process, warning on stderr about
  * what it could not do.  Call it before the store is made (the key is

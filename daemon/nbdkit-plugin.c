@@ -28,6 +28,7 @@
 #include "monotonic.h"
 #include "nbd-exports-control.h"
 #include "nbd-exports.h"
+#include "nbdkit-command-line.h"
 #include "options-help.h"
 #include "options.h"
 #include "page.h"
@@ -42,16 +43,26 @@ static struct daemon_life life = { .name = "cswap", .error = nbdkit_error };
 static void
 cswap_load (void)
 {
-  const char *why;
-  int r;
+  char **argv;
+  int argc, r;
 
   options_init (&options);
   nbd_exports_init (&exports);
+  argc = nbdkit_command_line (&argv);
+  if (argc < 0) {
+    fprintf (stderr, "cswap: warning: reading /proc/self/cmdline: %s "
+             "(nbdkit may stop when the process that started it exits, "
+             "and its TLS libraries are locked whole)\n", strerror (-argc));
+    life.tls_possible = true;
+    return;
+  }
+  life.tls_possible = !nbdkit_command_line_tls_off (argc, argv);
   /* As early as a plugin can: nbdkit has already armed the signal. */
-  r = parent_death_keep_running (&why);
+  r = parent_death_keep_running (argc, argv);
   if (r < 0)
-    fprintf (stderr, "cswap: warning: %s: %s (nbdkit may stop when the "
-             "process that started it exits)\n", why, strerror (-r));
+    fprintf (stderr, "cswap: warning: prctl PR_SET_PDEATHSIG 0: %s (nbdkit "
+             "may stop when the process that started it exits)\n",
+             strerror (-r));
 }
 
 static void

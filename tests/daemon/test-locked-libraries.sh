@@ -7,6 +7,8 @@
 # (libsystemd's) always, and libcrypto unless the backing file's records
 # are sealed.  The two are 5.8 MiB, most of an idle daemon's memory, which
 # a 160 MiB machine did not have (doc/design.md, "The smallest machine").
+# Under nbdkit, GnuTLS and the libraries only it uses (4 MiB) are locked
+# whole unless nbdkit runs --tls=off, as `cswap up` starts it.
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
 # AddressSanitizer's mlock() returns 0 and locks nothing.
@@ -65,4 +67,37 @@ start_fuse clear --size 64M -o lock-memory=yes -o "backing=$tmp/clear" \
   -o backing-size=64M -o backing-encrypt=no
 check "backing file in the clear: libcrypto's text is not locked whole" \
   partly "$pid" libcrypto.so
+
+# start_nbdkit NAME NBDKIT-OPTION…: nbdkit cswap with lock-memory=yes,
+# started once it answers `stats`; sets pid (stopped by the EXIT trap).
+start_nbdkit () {
+  local name=$1
+  shift
+  nbdkit --foreground --exit-with-parent "$@" --unix "$tmp/$name.nbd" \
+    "$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so" size=64M \
+    lock-memory=yes ctl="$tmp/$name.sock" 2>"$tmp/$name.log" &
+  pid=$!
+  fuse_pids+=("$pid")
+  await_daemon nbdkit "$name" true
+}
+
+if command -v nbdkit >/dev/null; then
+  source "$(dirname "$0")/../lib/sanitizer-env.sh"
+  start_nbdkit tls-default
+  check "nbdkit, TLS as nbdkit decides: libgnutls's text is locked whole" \
+    whole "$pid" libgnutls.so
+  check "nbdkit: libc's text is locked whole" whole "$pid" libc.so
+  check "nbdkit: the plugin's text is locked whole" \
+    whole "$pid" nbdkit-cswap-plugin.so
+  start_nbdkit tls-off --tls off
+  check "nbdkit --tls off: libgnutls's text is not locked whole" \
+    partly "$pid" libgnutls.so
+  check "nbdkit --tls off: libunistring's text is not" \
+    partly "$pid" libunistring.so
+  check "nbdkit --tls off: libc's text is still locked whole" \
+    whole "$pid" libc.so
+else
+  n=$((n + 1))
+  echo "ok $n - nbdkit's libraries # SKIP nbdkit is not installed"
+fi
 done_testing

@@ -27,12 +27,29 @@ stop_fuse_daemons () {
 }
 trap stop_fuse_daemons EXIT
 
+# await_daemon PROGRAM NAME COMMAND...: waits until COMMAND succeeds and
+# the daemon started as NAME answers `stats` on $tmp/NAME.sock; bails out
+# of the test with its log ($tmp/NAME.log) if that takes over 10 s.
+# Started means answering: the socket is bound (and cswap-fuse's file
+# mounted) before the daemon has locked its memory and started its
+# threads, and a test that looked then saw a daemon not yet set up.
+await_daemon () {
+  local program=$1 name=$2
+  shift 2
+  for _ in $(seq 100); do
+    "$@" && [ -S "$tmp/$name.sock" ] &&
+      timeout 10 "$cswapctl" --socket "$tmp/$name.sock" stats >/dev/null &&
+      return 0
+    sleep 0.1
+  done
+  echo "Bail out! $program $name did not start"
+  cat "$tmp/$name.log" >&2
+  exit 1
+}
+
 # start_fuse NAME ARGS...: cswap-fuse -f ARGS in the background, serving
 # $tmp/mnt-NAME/swap, with the socket $tmp/NAME.sock and the log
 # $tmp/NAME.log; sets pid.  Bails out of the test if it does not start.
-# Started means answering `stats`: the socket is bound and the file
-# mounted before the daemon has locked its memory and started its
-# threads, and a test that looked then saw a daemon not yet set up.
 start_fuse () {
   local name=$1 mnt=$tmp/mnt-$1
   shift
@@ -41,13 +58,5 @@ start_fuse () {
     2>"$tmp/$name.log" &
   pid=$!
   fuse_pids+=("$pid")
-  for _ in $(seq 100); do
-    grep -qs " $mnt fuse.cswap " /proc/mounts && [ -S "$tmp/$name.sock" ] &&
-      timeout 10 "$cswapctl" --socket "$tmp/$name.sock" stats >/dev/null &&
-      return 0
-    sleep 0.1
-  done
-  echo "Bail out! cswap-fuse $name did not start"
-  cat "$tmp/$name.log" >&2
-  exit 1
+  await_daemon cswap-fuse "$name" grep -qs " $mnt fuse.cswap " /proc/mounts
 }

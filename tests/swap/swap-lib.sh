@@ -397,7 +397,7 @@ start_front_end ()
   case $front_end in
     nbdkit)
       require_cmd nbdkit nbdfuse
-      "${env_cmd[@]}" nbdkit --foreground --exit-with-parent --unix "$work/sock" \
+      "${env_cmd[@]}" nbdkit --foreground --exit-with-parent --tls=off --unix "$work/sock" \
         --pidfile "$work/nbdkit.pid" \
         "$build/daemon/nbdkit-cswap-plugin.so" "${options[@]}" 2>"$daemon_log" &
       daemon_pid=$!
