@@ -28,8 +28,13 @@
  *                          budget; taken under the writeback mutex by the
  *                          batcher, alone by its setter and the stats
  *     deferred queue lock  store/deferred.c: never with any other lock
- *     the daemon's own     daemon/service-notify.c, daemon/fuse-uring.c:
- *                          around no call into the engine
+ *     the daemon's own     daemon/service-notify.c, daemon/fuse-uring.c,
+ *                          daemon/nbd-exports-idle.c: around no call
+ *                          into the engine
+ *     exports claim lock   daemon/nbd-exports.h: the plugin's export
+ *                          table's claims and each export's clients; a
+ *                          drop frees the export's pages after letting
+ *                          it go
  *     ladder lock          daemon/ladder-follow.c: the ladder's steps and
  *                          its follower's start and stop, held by the
  *                          control thread (and at exit) while it joins

@@ -284,7 +284,7 @@ static const struct command commands[] = {
   { "writeback", NULL, 0, 7, 0, print_members },
   { "metrics", NULL, 0, 0, 0, print_metrics },
   { "ladder", NULL, 0, 5, TABLE, print_ladder },
-  { "exports", NULL, 0, 1, TABLE, print_exports },
+  { "exports", NULL, 0, 2, TABLE, print_exports },
   { "help", NULL, 0, 0, 0, print_help },
 };
 
@@ -308,8 +308,10 @@ usage (FILE *f)
            "  metrics               Prometheus text format\n"
            "  ladder                the device ladder's steps, which are "
            "online\n"
-           "  exports [NAME]        the nbdkit plugin's exports: size, quota, "
-           "data\n"
+           "  exports [NAME [drop]] the nbdkit plugin's exports: size, quota, "
+           "data;\n"
+           "                        drop frees NAME's pages (no client "
+           "connected)\n"
            "  help                  the daemon's commands and settings\n\n"
            "Options:\n"
            "  -s, --socket PATH     the socket; again for more (stats, "

@@ -1,6 +1,7 @@
-/* cswap: `exports [NAME]` on the nbdkit plugin's control socket — each
- * export's size, quota and counters (store_area_stats), for cswapctl
- * exports.  A control extension (control.h): control/ dispatches it and
+/* cswap: `exports [NAME [drop]]` on the nbdkit plugin's control socket —
+ * each export's size, quota and counters (store_area_stats), for
+ * cswapctl exports; with drop, NAME's pages freed first
+ * (nbd_exports_drop).  A control extension (control.h): control/ dispatches it and
  * knows nothing of exports.
  *
  * Locking: none of its own; entries below the table's count never
@@ -44,12 +45,29 @@ run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
              char *error, size_t size)
 {
   struct nbd_exports *exports = view.exports;
-  const struct nbd_export *one = NULL;
+  struct nbd_export *one = NULL;
 
   (void) arg;
-  if (argc == 1 && (one = nbd_exports_find (exports, argv[0])) == NULL) {
+  if (argc >= 1 && (one = nbd_exports_find (exports, argv[0])) == NULL) {
     snprintf (error, size, "no export named %s", argv[0]);
     return -1;
+  }
+  if (argc == 2) {
+    const char *why;
+    int r;
+
+    if (strcmp (argv[1], "drop") != 0) {
+      snprintf (error, size, "exports NAME [drop]: not %s", argv[1]);
+      return -1;
+    }
+    r = nbd_exports_drop (exports, view.store, one,
+                          &why);
+    if (r) {
+      snprintf (error, size, "%s", why);
+      return -1;
+    }
+    fprintf (stderr, "cswap: export \"%s\" dropped by command\n",
+             one->name);
   }
   unsigned count = exports->count;
 
@@ -88,10 +106,10 @@ read_numbers (void *arg, uint64_t *values)
 
 static const struct control_extension extension = {
   .command = "exports",
-  .args = "[NAME]",
+  .args = "[NAME [drop]]",
   .help = "the exports (export=): size, quota, pages and bytes held, "
-    "requests",
-  .min_args = 0, .max_args = 1, .run = run_exports,
+    "requests; drop: free NAME's pages (no client may have it open)",
+  .min_args = 0, .max_args = 2, .run = run_exports,
   .numbers = numbers,
   .number_count = sizeof numbers / sizeof numbers[0],
   .read_numbers = read_numbers,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "monotonic.h"
 #include "nbd-exports.h"
 #include "page.h"
 #include "parse.h"
@@ -15,6 +16,7 @@
 /* The NBD protocol's longest export name. */
 #define NBD_MAX_EXPORT_NAME 4096
 #define DEFAULT_TEMPLATE_COUNT 16
+#define MAX_IDLE_DROP_S (366 * 24 * 3600ull)    /* a year */
 
 /* Per thread: opens run on nbdkit's connection threads. */
 static _Thread_local char why_buffer[256];
@@ -140,6 +142,18 @@ nbd_exports_config (struct nbd_exports *exports, const char *key,
     exports->template_count = n;
     return 1;
   }
+  if (strcmp (key, "export-idle-drop") == 0) {
+    const char *reason;
+
+    if (parse_uint64 (value, 0, MAX_IDLE_DROP_S, &exports->idle_drop_s,
+                      &reason) == -1) {
+      snprintf (why_buffer, sizeof why_buffer, "%s=%.64s: %s", key, value,
+                reason);
+      *why = why_buffer;
+      return -1;
+    }
+    return 1;
+  }
   return 0;
 }
 
@@ -188,9 +202,12 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
 }
 
 int
-nbd_exports_apply (const struct nbd_exports *exports, struct store *store)
+nbd_exports_apply (struct nbd_exports *exports, struct store *store)
 {
+  uint64_t now_ns = monotonic_ns ();
+
   for (unsigned i = 0; i < exports->count; i++) {
+    exports->list[i].idle_since_ns = now_ns;
     int r = store_set_area_limit (store, exports->list[i].area,
                                   exports->list[i].limit_bytes);
     if (r)
@@ -217,7 +234,8 @@ claim (struct nbd_exports *exports, struct store *store, const char *name,
 {
   unsigned n = exports->count;
   struct nbd_export e = { .area = n,
-                          .limit_bytes = exports->default_limit_bytes };
+                          .limit_bytes = exports->default_limit_bytes,
+                          .idle_since_ns = monotonic_ns () };
 
   if (n == exports->areas) {
     snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\": all %u "
@@ -245,18 +263,73 @@ nbd_exports_open (struct nbd_exports *exports, struct store *store,
 {
   struct nbd_export *e = nbd_exports_find (exports, name);
 
-  if (e)
-    return e;
-  if (exports->template == NULL || *name == '\0'
-      || fnmatch (exports->template, name, 0) != 0) {
+  if (e == NULL && (exports->template == NULL || *name == '\0'
+                    || fnmatch (exports->template, name, 0) != 0)) {
     snprintf (why_buffer, sizeof why_buffer,
               "export \"%.64s\" is not configured", name);
     *why = why_buffer;
     return NULL;
   }
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
-  e = nbd_exports_find (exports, name);   /* claimed meanwhile? */
-  return e ? e : claim (exports, store, name, why);
+  if (e == NULL)
+    e = nbd_exports_find (exports, name);   /* claimed meanwhile? */
+  if (e == NULL)
+    e = claim (exports, store, name, why);
+  if (e && e->dropping) {
+    snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is being "
+              "dropped: try again", name);
+    *why = why_buffer;
+    return NULL;
+  }
+  if (e)
+    e->connections++;
+  return e;
+}
+
+void
+nbd_exports_close (struct nbd_exports *exports, struct nbd_export *export)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+  if (--export->connections == 0)
+    export->idle_since_ns = monotonic_ns ();
+}
+
+uint64_t
+nbd_exports_idle_ns (struct nbd_exports *exports,
+                     const struct nbd_export *export, uint64_t now_ns)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+  if (export->connections || export->dropping
+      || now_ns < export->idle_since_ns)
+    return 0;
+  return now_ns - export->idle_since_ns;
+}
+
+int
+nbd_exports_drop (struct nbd_exports *exports, struct store *store,
+                  struct nbd_export *export, const char **why)
+{
+  uint64_t size = store_area_size (store);
+  int r;
+
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+    if (export->connections || export->dropping) {
+      snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is open "
+                "(%u client(s)): it is dropped only with none",
+                export->name, export->connections);
+      *why = why_buffer;
+      return -EBUSY;
+    }
+    export->dropping = true;
+  }
+  r = store_zero (store, size, export->area * size);
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+  export->dropping = false;
+  export->idle_since_ns = monotonic_ns ();
+  if (r)
+    *why = "freeing its pages failed";
+  return r;
 }
 
 void

@@ -15,14 +15,20 @@
  * name, as before.
  *
  * Pages stay with their export, not with a connection: a client that
- * disconnects and connects again finds them where it left them.
+ * disconnects and connects again finds them where it left them.  An
+ * export's pages go only when it is dropped: by `cswapctl exports NAME
+ * drop`, or once no client has had it open for export-idle-drop=SECONDS
+ * (nbd-exports-idle.c); never while a client has it open.  A dropped
+ * export keeps its name (and a template's, its area) and reads as zeros.
  *
  * Locking: the table is made by .config and .config_complete on
  * nbdkit's main thread, with room for every area then, so that it never
  * moves.  Afterwards only claims change it, under claim_lock, which
  * fills an entry before count (an atomic) takes it in; so readers take
- * no lock and see only whole entries.  claim_lock is a leaf: nothing is
- * locked under it (the store's area limit is a relaxed atomic).
+ * no lock and see only whole entries.  claim_lock also guards each
+ * entry's connections, dropping and idle_since_ns.  It is a leaf:
+ * nothing is locked under it (the store's area limit is a relaxed
+ * atomic; a drop frees the pages after letting it go).
  */
 #ifndef CSWAP_NBD_EXPORTS_H
 #define CSWAP_NBD_EXPORTS_H
@@ -40,6 +46,10 @@ struct nbd_export {
   uint64_t limit_bytes;         /* 0: none but the pool's */
   bool own_limit;               /* given as NAME:LIMIT */
   atomic_bool quota_warned;     /* nbd_export_note_refusal's */
+  unsigned connections;         /* claim_lock: clients that have it open */
+  bool dropping;                /* claim_lock: its pages are being freed */
+  uint64_t idle_since_ns;       /* claim_lock: monotonic, its last close
+                                   (its claim, the server's start) */
 };
 
 struct nbd_exports {
@@ -51,6 +61,7 @@ struct nbd_exports {
   uint64_t default_limit_bytes; /* export-limit=; 0: none */
   char *template;               /* export-template=; NULL: none */
   unsigned template_count;      /* export-template-count=; 0: the default */
+  uint64_t idle_drop_s;         /* export-idle-drop=; 0: never */
   pthread_mutex_t claim_lock;   /* a leaf */
 };
 
@@ -62,7 +73,9 @@ struct nbd_exports {
   "                          0: none but pool-limit).\n" \
   "export-template=GLOB      Clients may name exports of their own that\n" \
   "                          match GLOB (default: none).\n" \
-  "export-template-count=N   How many, 1..4096 (default 16)."
+  "export-template-count=N   How many, 1..4096 (default 16).\n" \
+  "export-idle-drop=SECONDS  Free the pages of an export no client has had\n" \
+  "                          open this long (default 0: never)."
 
 /* The table before any key. */
 extern void nbd_exports_init (struct nbd_exports *exports);
@@ -77,10 +90,10 @@ extern int nbd_exports_config (struct nbd_exports *exports, const char *key,
  */
 extern int nbd_exports_finish (struct nbd_exports *exports,
                                struct store_config *config, const char **why);
-/* The configured quotas, into the store made from that config.  0 or
- * -errno.
+/* The configured quotas, into the store made from that config; the
+ * exports' idle time starts.  0 or -errno.
  */
-extern int nbd_exports_apply (const struct nbd_exports *exports,
+extern int nbd_exports_apply (struct nbd_exports *exports,
                               struct store *store);
 
 /* Whether any export is configured or may be claimed. */
@@ -94,13 +107,29 @@ nbd_exports_active (const struct nbd_exports *exports)
 extern struct nbd_export *nbd_exports_find (struct nbd_exports *exports,
                                             const char *name);
 /* The export a client that names NAME is served: nbd_exports_find's,
- * else a new one claimed from the template, its quota set in STORE.
- * NULL with *WHY: not configured, or every template area taken.
+ * else a new one claimed from the template, its quota set in STORE;
+ * counted open until nbd_exports_close.  NULL with *WHY: not configured,
+ * every template area taken, or being dropped.
  */
 extern struct nbd_export *nbd_exports_open (struct nbd_exports *exports,
                                             struct store *store,
                                             const char *name,
                                             const char **why);
+/* A client closed EXPORT, which nbd_exports_open gave it. */
+extern void nbd_exports_close (struct nbd_exports *exports,
+                               struct nbd_export *export);
+/* Nanoseconds since a client last had EXPORT open, at NOW_NS; 0 while
+ * one has it open.
+ */
+extern uint64_t nbd_exports_idle_ns (struct nbd_exports *exports,
+                                     const struct nbd_export *export,
+                                     uint64_t now_ns);
+/* Frees every page EXPORT holds in STORE, so that it reads as zeros;
+ * opens wait out nothing: they are refused meanwhile.  0, or -EBUSY
+ * with *WHY when a client has it open, or the store's -errno.
+ */
+extern int nbd_exports_drop (struct nbd_exports *exports, struct store *store,
+                             struct nbd_export *export, const char **why);
 extern void nbd_exports_free (struct nbd_exports *exports);
 
 /* A write to EXPORT returned RESULT: -EDQUOT, its quota refused it,

@@ -28,6 +28,7 @@
 #include "monotonic.h"
 #include "nbd-exports-control.h"
 #include "nbd-exports.h"
+#include "nbd-exports-idle.h"
 #include "nbdkit-command-line.h"
 #include "options-help.h"
 #include "options.h"
@@ -68,6 +69,7 @@ cswap_load (void)
 static void
 cswap_unload (void)
 {
+  nbd_exports_idle_stop ();
   daemon_stop (&life);
   nbd_exports_free (&exports);
 }
@@ -132,7 +134,14 @@ cswap_get_ready (void)
 static int
 cswap_after_fork (void)
 {
-  return daemon_start_after_fork (&life);
+  if (daemon_start_after_fork (&life) == -1)
+    return -1;
+  int r = nbd_exports_idle_start (&exports, life.store);
+  if (r) {
+    nbdkit_error ("starting the export-idle-drop thread: %s", strerror (-r));
+    return -1;
+  }
+  return 0;
 }
 
 static void
@@ -186,6 +195,13 @@ cswap_open (int readonly)
   if (e == NULL)
     nbdkit_error ("%s", why);
   return e;
+}
+
+static void
+cswap_close (void *handle)
+{
+  if (handle != &whole_device)
+    nbd_exports_close (&exports, handle);
 }
 
 /* Where HANDLE's export starts in the store. */
@@ -349,6 +365,7 @@ static struct nbdkit_plugin plugin = {
   .list_exports = cswap_list_exports,
   .default_export = cswap_default_export,
   .open = cswap_open,
+  .close = cswap_close,
   .get_size = cswap_get_size,
   .block_size = cswap_block_size,
   .can_write = cswap_can_true,

@@ -6,7 +6,9 @@
 # a template, four clients racing for one name; the same over
 # TLS-PSK, refusing a client without TLS, with an unknown user or the
 # wrong key; a client's requests failing, not hanging, once the server
-# is killed; and the bad forms of the keys refused with a clear message.
+# is killed; an export dropped by command (never while open) and by
+# export-idle-drop=; and the bad forms of the keys refused with a clear
+# message.
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
 
@@ -108,6 +110,12 @@ run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha \
   'export-template=client-*' export-template-count=3 export-limit=128K ctl=none \
   --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-template.py \"\$unixsocket\""
 
+# Dropping an export: by command, never while open, and once idle.
+run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha export=beta \
+  export-idle-drop=2 ctl="$work/drop.sock" \
+  --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-drop.py \
+         \"\$unixsocket\" $work/drop.sock $CSWAP_BUILD_ROOT/control/cswapctl"
+
 # The server dies under a connected client: errors, not a hang.
 run_client /usr/bin/python3 "$CSWAP_SOURCE_ROOT/tests/daemon/nbd-server-death.py" \
   "$CSWAP_PLUGIN" "$work"
@@ -136,6 +144,9 @@ refuses "a pattern" export-template=
 refuses "export-template-count=0" 'export-template=c*' export-template-count=0
 refuses "export-template-count=4097" 'export-template=c*' export-template-count=4097
 refuses "without export-template=" export-template-count=4
+refuses "export-idle-drop=soon" export=a export-idle-drop=soon
+refuses "export-idle-drop=-1" export=a export-idle-drop=-1
+refuses "export-idle-drop=31622401" export=a export-idle-drop=31622401
 refuses "more than the 4096 exports" export=a 'export-template=c*' export-template-count=4096
 refuses "more than the" size=1T export=a export=b export=c export=d \
   export=e export=f export=g export=h export=i
