@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store.h"
 
@@ -60,7 +61,8 @@ extern char *control_execute (struct control *control, const char *line,
  * daemon/ladder-follow.h).  control/ knows nothing of what they mean: it
  * dispatches the command as it does its own (help lists it, the argument
  * count is checked) and shows the numbers after the store's, in the JSON
- * and the Prometheus views alike, from the one table NUMBERS.
+ * and the Prometheus views alike, from the one table NUMBERS; labelled
+ * series go to the Prometheus view alone (write_metrics).
  */
 #define CONTROL_EXTENSION_MAX_NUMBERS 8
 struct json;
@@ -83,6 +85,12 @@ struct control_extension {
    * of control's held.  Not called when number_count is 0.
    */
   void (*read_numbers) (void *arg, uint64_t *values);
+  /* Appends whole Prometheus metric families of its own to `metrics`,
+   * after the numbers: series with labels, which the one-number table
+   * cannot hold (the plugin's per-export counters).  On the control
+   * thread.  NULL: none.
+   */
+  void (*write_metrics) (void *arg, FILE *f);
   void *arg;
 };
 /* Adds EXTENSION, which must outlive CONTROL, before any command runs. */

@@ -234,14 +234,14 @@ print_ladder (const struct target *targets, size_t count)
   table_print (&t, &table_style);
 }
 
-/* `exports [NAME]`: the nbdkit plugin's exports, one row each. */
+/* `exports [NAME [drop]]`: the nbdkit plugin's exports, one row each. */
 static void
 print_exports (const struct target *targets, size_t count)
 {
   static const struct table_column headers[] = {
     { "EXPORT", true }, { "SIZE", false }, { "QUOTA", false },
     { "PAGES", false }, { "DATA", false }, { "READS", false },
-    { "WRITES", false }, { "REFUSED", false },
+    { "WRITES", false }, { "REFUSED", false }, { "CLIENTS", false },
   };
   json_object *list;
   enum size_style style = exact_bytes || table_style.raw ? SIZE_BYTES
@@ -269,6 +269,7 @@ print_exports (const struct target *targets, size_t count)
     table_cell (&t, "%" PRIu64, member_uint (e, "reads"));
     table_cell (&t, "%" PRIu64, member_uint (e, "writes"));
     table_cell (&t, "%" PRIu64, member_uint (e, "failed_writes"));
+    table_cell (&t, "%" PRIu64, member_uint (e, "clients"));
   }
   table_print (&t, &table_style);
 }

@@ -222,6 +222,8 @@ control_metrics_text (const struct control_snapshot *s)
     print_metric (f, n->name, n->counter ? COUNTER : GAUGE, n->help,
                   s->extension_numbers[i]);
   }
+  if (s->extension && s->extension->write_metrics)
+    s->extension->write_metrics (s->extension->arg, f);
   if (ferror (f)) {
     fclose (f);
     free (text);

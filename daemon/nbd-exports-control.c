@@ -1,12 +1,15 @@
 /* cswap: `exports [NAME [drop]]` on the nbdkit plugin's control socket —
- * each export's size, quota and counters (store_area_stats), for
+ * each export's size, quota, clients and counters (store_area_stats), for
  * cswapctl exports; with drop, NAME's pages freed first
- * (nbd_exports_drop).  A control extension (control.h): control/ dispatches it and
+ * (nbd_exports_drop).  And the same numbers in `metrics`, a series per
+ * export labelled with its name.  A control extension (control.h): control/ dispatches it and
  * knows nothing of exports.
  *
  * Locking: none of its own; entries below the table's count never
  * change (nbd-exports.h), and the counters are relaxed atomics.
  */
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +40,7 @@ show_export (const struct nbd_export *e, struct json *reply)
   json_uint (reply, "trims", s.trims);
   json_uint (reply, "failed_writes", s.failed_writes);
   json_uint (reply, "quota_refusals", s.area_limit_hits);
+  json_uint (reply, "clients", nbd_exports_clients (view.exports, e));
   json_object_end (reply);
 }
 
@@ -104,6 +108,95 @@ read_numbers (void *arg, uint64_t *values)
   }
 }
 
+/* `metrics`: each export's numbers, a series per export labelled
+ * export="NAME", from its area's counters (store_area_stats).
+ */
+static const struct export_metric {
+  const char *name;             /* the metric cswap_export_NAME */
+  bool counter;                 /* only goes up: cswap_export_NAME_total */
+  size_t offset;                /* of a uint64_t in store_area_stats */
+  const char *help;
+} export_metrics[] = {
+#define AREA(member) offsetof (struct store_area_stats, member)
+  { "pages_stored", false, AREA (pages_stored),
+    "Pages an export holds: same-filled, compressed, raw and tiered." },
+  { "tiered_pages", false, AREA (tiered_pages),
+    "An export's pages in the backing file." },
+  { "compressed_bytes", false, AREA (compressed_bytes),
+    "Pool memory an export's pages take: what its quota counts." },
+  { "limit_bytes", false, AREA (limit_bytes),
+    "An export's quota (0: none but the pool's limit)." },
+  { "reads", true, AREA (reads), "Page reads of an export." },
+  { "writes", true, AREA (writes), "Page writes to an export." },
+  { "trims", true, AREA (trims), "Pages of an export trimmed or zeroed." },
+  { "failed_writes", true, AREA (failed_writes),
+    "Page writes to an export refused: at its quota or the pool's limit." },
+  { "quota_refusals", true, AREA (area_limit_hits),
+    "Page writes to an export refused at its own quota." },
+#undef AREA
+};
+
+/* NAME as a Prometheus label value: backslash, quote and newline escaped. */
+static void
+write_label_value (FILE *f, const char *name)
+{
+  for (const char *c = name; *c; c++) {
+    if (*c == '\\' || *c == '"')
+      fputc ('\\', f);
+    if (*c == '\n')
+      fputs ("\\n", f);
+    else
+      fputc (*c, f);
+  }
+}
+
+static void
+write_family_head (FILE *f, const char *name, const char *suffix,
+                   const char *type, const char *help)
+{
+  fprintf (f, "# HELP cswap_export_%s%s %s\n# TYPE cswap_export_%s%s %s\n",
+           name, suffix, help, name, suffix, type);
+}
+
+static void
+write_sample (FILE *f, const char *name, const char *suffix,
+              const struct nbd_export *e, uint64_t value)
+{
+  fprintf (f, "cswap_export_%s%s{export=\"", name, suffix);
+  write_label_value (f, e->name);
+  fprintf (f, "\"} %" PRIu64 "\n", value);
+}
+
+static void
+write_metrics (void *arg, FILE *f)
+{
+  struct nbd_exports *exports = view.exports;
+  unsigned count = exports->count;
+  struct store_area_stats s;
+
+  (void) arg;
+  for (size_t m = 0; m < sizeof export_metrics / sizeof export_metrics[0];
+       m++) {
+    const struct export_metric *metric = &export_metrics[m];
+    const char *suffix = metric->counter ? "_total" : "";
+
+    write_family_head (f, metric->name, suffix,
+                       metric->counter ? "counter" : "gauge", metric->help);
+    for (unsigned i = 0; i < count; i++) {
+      uint64_t value;
+
+      store_area_stats (view.store, exports->list[i].area, &s);
+      memcpy (&value, (const char *) &s + metric->offset, sizeof value);
+      write_sample (f, metric->name, suffix, &exports->list[i], value);
+    }
+  }
+  write_family_head (f, "clients", "", "gauge",
+                     "Clients connected to an export.");
+  for (unsigned i = 0; i < count; i++)
+    write_sample (f, "clients", "", &exports->list[i],
+                  nbd_exports_clients (exports, &exports->list[i]));
+}
+
 static const struct control_extension extension = {
   .command = "exports",
   .args = "[NAME [drop]]",
@@ -113,6 +206,7 @@ static const struct control_extension extension = {
   .numbers = numbers,
   .number_count = sizeof numbers / sizeof numbers[0],
   .read_numbers = read_numbers,
+  .write_metrics = write_metrics,
 };
 
 const struct control_extension *

@@ -294,6 +294,14 @@ nbd_exports_close (struct nbd_exports *exports, struct nbd_export *export)
     export->idle_since_ns = monotonic_ns ();
 }
 
+unsigned
+nbd_exports_clients (struct nbd_exports *exports,
+                     const struct nbd_export *export)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+  return export->connections;
+}
+
 uint64_t
 nbd_exports_idle_ns (struct nbd_exports *exports,
                      const struct nbd_export *export, uint64_t now_ns)

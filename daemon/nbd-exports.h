@@ -118,6 +118,9 @@ extern struct nbd_export *nbd_exports_open (struct nbd_exports *exports,
 /* A client closed EXPORT, which nbd_exports_open gave it. */
 extern void nbd_exports_close (struct nbd_exports *exports,
                                struct nbd_export *export);
+/* How many clients have EXPORT open. */
+extern unsigned nbd_exports_clients (struct nbd_exports *exports,
+                                     const struct nbd_export *export);
 /* Nanoseconds since a client last had EXPORT open, at NOW_NS; 0 while
  * one has it open.
  */

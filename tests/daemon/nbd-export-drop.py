@@ -1,7 +1,7 @@
 # cswap: dropping an export, by command and by export-idle-drop=, through
 # libnbd and cswapctl.  Run as:
 #   /usr/bin/python3 nbd-export-drop.py SOCKET CTL_SOCKET CSWAPCTL
-# against `nbdkit cswap size=4M export=alpha export=beta
+# against `nbdkit cswap size=4M export=alpha export=beta 'export=q"uo\te'
 # export-idle-drop=2`.  Prints TAP lines (the caller prints the plan);
 # exits non-zero on any failure.
 import json
@@ -42,6 +42,11 @@ def fill(h):
     h.pwrite(data, 0)
     return data
 
+
+metrics = ctl("metrics").stdout
+ok('cswap_export_pages_stored{export="q\\"uo\\\\te"} 0' in metrics,
+   "metrics: a quote and a backslash in an export's name are escaped "
+   "in its label")
 
 alpha = connect("alpha")
 alpha_data = fill(alpha)

@@ -60,6 +60,30 @@ else
   status=1
 fi
 n=$((n + 1))
+if /usr/bin/python3 - "$work/metrics.txt" "$work/exports.json" <<'PY'
+import json, re, sys
+metrics = open(sys.argv[1]).read()
+series = {}
+for m in re.finditer(r'^cswap_export_(\w+)\{export="([^"]*)"\} (\d+)$', metrics, re.M):
+    series[(m[1], m[2])] = int(m[3])
+for e in json.load(open(sys.argv[2]))["exports"]:
+    for metric, member in [("pages_stored", "pages_stored"),
+                           ("compressed_bytes", "compressed_bytes"),
+                           ("limit_bytes", "limit_bytes"),
+                           ("writes_total", "writes"),
+                           ("quota_refusals_total", "quota_refusals"),
+                           ("clients", "clients")]:
+        assert series[(metric, e["name"])] == e[member], (metric, e, series)
+assert "# TYPE cswap_export_writes_total counter" in metrics
+assert series[("quota_refusals_total", "gamma")] > 0
+PY
+then
+  echo "ok $n - cswapctl metrics: each export's numbers, labelled with its name, equal cswapctl exports'"
+else
+  echo "not ok $n - cswapctl metrics: each export's numbers, labelled with its name"
+  status=1
+fi
+n=$((n + 1))
 if /usr/bin/python3 - "$work/exports.json" <<'PY'
 import json, sys
 e = {x["name"]: x for x in json.load(open(sys.argv[1]))["exports"]}
@@ -112,7 +136,7 @@ run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha \
 
 # Dropping an export: by command, never while open, and once idle.
 run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha export=beta \
-  export-idle-drop=2 ctl="$work/drop.sock" \
+  'export=q"uo\te' export-idle-drop=2 ctl="$work/drop.sock" \
   --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-drop.py \
          \"\$unixsocket\" $work/drop.sock $CSWAP_BUILD_ROOT/control/cswapctl"
 
