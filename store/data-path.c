@@ -39,6 +39,9 @@
 #include "rounding.h"
 #include "store-internal.h"
 
+/* Rounds of writeback a write at its area's limit may ask for. */
+#define AREA_ROOM_TRIES 4
+
 /* A page ready to install: what prepare_page() decided for it. */
 struct prepared_page {
   enum slot_type type;
@@ -78,12 +81,15 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
  * with nothing taken, when the page should be compressed now.
  */
 static bool
-prepare_deferred (struct store *store, const void *page, struct prepared_page *p)
+prepare_deferred (struct store *store, uint64_t slot, const void *page,
+                  struct prepared_page *p)
 {
-  /* Near a pool limit, pages go in compressed: raw ones would take the
-   * room the limit leaves and could not be written back meanwhile.
+  /* Near a pool limit, and in an area under a limit of its own, pages go
+   * in compressed: raw ones would take the room the limit leaves and
+   * could not be written back meanwhile.
    */
-  if (!pool_limit_has_room (&store->limit, 2 * DEFERRED_QUEUE_PAGES))
+  if (!pool_limit_has_room (&store->limit, 2 * DEFERRED_QUEUE_PAGES)
+      || store_area_limited (store, slot))
     return false;
   if (page_is_same_filled (page, &p->same_value)
       || !deferred_reserve (store->deferred))
@@ -353,7 +359,7 @@ write_page (struct store *store, uint64_t slot, const void *page)
   struct prepared_page p;
   int r;
 
-  if (prepare_deferred (store, page, &p)) {
+  if (prepare_deferred (store, slot, page, &p)) {
     slot_lock (&store->slots, slot);
     r = install_page (store, slot, &p);
     slot_unlock (&store->slots, slot);
@@ -363,11 +369,20 @@ write_page (struct store *store, uint64_t slot, const void *page)
     /* No room for a raw page: a compressed one may still fit. */
   }
   prepare_page (store, page, &p);
-  do {
+  for (unsigned area_tries = 0;;) {
     slot_lock (&store->slots, slot);
     r = install_page (store, slot, &p);
     slot_unlock (&store->slots, slot);
-  } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
+    if (r == -EAGAIN && (r = make_room (store, p.length)) == 0)
+      continue;
+    /* At its area's limit: the area's own pages go to disk.  Writers in
+     * one area may take the room one made before it retries: a few
+     * rounds, not forever.
+     */
+    if (r != -EDQUOT || ++area_tries > AREA_ROOM_TRIES
+        || (r = store_area_make_room (store, slot, p.length)) != 0)
+      break;
+  }
   return count_refusal (store, slot, r);
 }
 

@@ -172,6 +172,8 @@ struct slot_selection {
   enum slot_pick pick;
   unsigned min_age;             /* SLOT_PICK_IDLE */
   bool include_huge;            /* raw pages too */
+  uint64_t first, end;          /* the slots swept, [first, end) (one
+                                   area's); end 0: the whole table */
 };
 /* Whether SEL takes SLOT: a stored page, neither deferred nor already in
  * a batch.  CLOCK gives a referenced page its second chance here.

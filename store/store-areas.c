@@ -6,18 +6,22 @@
  * from taking another's memory.  The counters are slot-state.c's (each
  * slot change counts into its area's too) and the data path's (requests
  * and refusals); the limit is checked here, under the slot's lock, in
- * place of what the slot held.  Area limits refuse; they do not write
- * back: a backing file serves the pool's limit, not an area's.
+ * place of what the slot held.  With a backing file, a write that finds
+ * its area at its limit writes back the area's own cold pages first, so
+ * that a quota bounds an export's memory, not what it can store; without
+ * one, or once nothing more of the area can go, the write is refused.
  *
  * Locking: none of its own.  Limits and counters are relaxed atomics:
  * writers in one area race between the check and the count, so each can
- * take the area over its limit by one page, never more.
+ * take the area over its limit by one page, never more.  The areas'
+ * CLOCK hands are the writeback mutex's (writeback_make_area_room).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "page.h"
 #include "store-internal.h"
+#include "writeback.h"
 
 int
 store_areas_init (struct store *store, unsigned areas)
@@ -27,7 +31,9 @@ store_areas_init (struct store *store, unsigned areas)
     return 0;
   store->slots.area_count = calloc (areas, sizeof *store->slots.area_count);
   store->area_limit = calloc (areas, sizeof *store->area_limit);
-  if (store->slots.area_count == NULL || store->area_limit == NULL)
+  store->area_hand = calloc (areas, sizeof *store->area_hand);
+  if (store->slots.area_count == NULL || store->area_limit == NULL
+      || store->area_hand == NULL)
     return -1;
   store->slots.area_slots = store->slots.table.slots / areas;
   return 0;
@@ -38,6 +44,7 @@ store_areas_destroy (struct store *store)
 {
   free (store->slots.area_count);
   free (store->area_limit);
+  free (store->area_hand);
 }
 
 unsigned
@@ -85,6 +92,50 @@ store_area_has_room (struct store *store, uint64_t slot, uint32_t length)
     return true;
   uint64_t held = counter_get (&area->compressed_bytes);
   return held - held_bytes (store, slot) + length <= limit;
+}
+
+bool
+store_area_limited (struct store *store, uint64_t slot)
+{
+  return store->area_limit
+    && atomic_load_explicit (&store->area_limit[slot / store->slots.area_slots],
+                             memory_order_relaxed) != 0;
+}
+
+struct area_room {
+  struct store_counters *counters;
+  uint64_t limit;
+  uint32_t length;
+};
+
+/* Whether the area has room for a page of LENGTH more (what the slot
+ * holds not counted off: it may be written back meanwhile).
+ */
+static bool
+area_fits (void *arg)
+{
+  const struct area_room *a = arg;
+
+  return counter_get (&a->counters->compressed_bytes) + a->length <= a->limit;
+}
+
+int
+store_area_make_room (struct store *store, uint64_t slot, uint32_t length)
+{
+  uint64_t area_slots = store->slots.area_slots;
+  unsigned area = slot / area_slots;
+  struct area_room room = {
+    .counters = slot_area_counters (&store->slots, slot),
+    .limit = atomic_load_explicit (&store->area_limit[area],
+                                   memory_order_relaxed),
+    .length = length,
+  };
+
+  if (store->writeback == NULL || room.counters == NULL || room.limit == 0)
+    return -EDQUOT;
+  return writeback_make_area_room (store->writeback, area * area_slots,
+                                   (area + 1) * area_slots,
+                                   &store->area_hand[area], area_fits, &room);
 }
 
 int

@@ -53,8 +53,19 @@ struct store {
    */
   unsigned areas;
   _Atomic uint64_t *area_limit;
+  uint64_t *area_hand;          /* each area's CLOCK hand, for writeback at
+                                   its limit; the writeback mutex's */
 };
 
+/* store-areas.c: whether SLOT's area has a limit of its own.  No lock. */
+extern bool store_area_limited (struct store *store, uint64_t slot);
+/* store-areas.c: with a backing file, makes room in SLOT's area, at its
+ * limit, for a page of LENGTH pool bytes by writing back the area's own
+ * pages (writeback_make_area_room).  0 to try again, or -EDQUOT.  Called
+ * with no slot lock held.
+ */
+extern int store_area_make_room (struct store *store, uint64_t slot,
+                                 uint32_t length);
 /* store-areas.c: whether SLOT's area can take a page of LENGTH pool
  * bytes (4096 raw) in place of what SLOT holds.  Called with the slot's
  * lock held.

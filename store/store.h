@@ -287,11 +287,12 @@ extern void store_get_writeback_budget (struct store *store,
 extern unsigned store_areas (const struct store *store);
 extern uint64_t store_area_size (const struct store *store);
 /* Area A's limit on the bytes its pages hold in the pool (compressed, or
- * 4096 raw): a write that would take it over is refused with -EDQUOT,
- * as a full pool without a backing file refuses it, and a page read back
- * from the backing file stays there.  Writers racing in one area can
- * each take it over by their page.  0: no limit but the pool's.
- * -EINVAL for no such area.
+ * 4096 raw): a write that would take it over first writes the area's own
+ * pages to the backing file, if there is one, and is refused with
+ * -EDQUOT when that makes no room (or there is none), as a full pool
+ * without a backing file refuses it; a page read back from the backing
+ * file stays there.  Writers racing in one area can each take it over by
+ * their page.  0: no limit but the pool's.  -EINVAL for no such area.
  */
 extern int store_set_area_limit (struct store *store, unsigned area,
                                  uint64_t bytes);

@@ -49,16 +49,19 @@ int
 writeback_gather (struct writeback *wb, const struct slot_selection *sel,
                   uint64_t *cursor, uint64_t *budget, unsigned max)
 {
-  uint64_t slots = wb->slots->table.slots;
+  uint64_t first = sel->end ? sel->first : 0;
+  uint64_t end = sel->end ? sel->end : wb->slots->table.slots;
 
   lock_assert_held (&wb->mutex);
+  if (*cursor < first || *cursor >= end)
+    *cursor = first;
   while (wb->pending_count < max && *budget > 0) {
     uint64_t slot = *cursor;
     bool exists = slot_exists (wb->slots, slot);
     uint64_t step = exists ? 1 : SLOTS_PER_CHUNK - slot % SLOTS_PER_CHUNK;
 
     *budget -= step < *budget ? step : *budget;
-    *cursor = slot + step < slots ? slot + step : 0;
+    *cursor = slot + step < end ? slot + step : first;
     if (!exists)
       continue;
     int r = writeback_offer_slot (wb, sel, slot);

@@ -121,6 +121,36 @@ writeback_make_room (struct writeback *wb, unsigned needed_pages)
   return r;
 }
 
+int
+writeback_make_area_room (struct writeback *wb, uint64_t first, uint64_t end,
+                          uint64_t *hand, bool (*room) (void *arg), void *arg)
+{
+  unsigned empty_passes = 0;
+  bool fits;
+
+  counter_add (&wb->count->writes_waited, 1);
+  writeback_lock (wb);
+  while (!(fits = room (arg)) && !writeback_in_backoff (wb)) {
+    struct slot_selection sel = {
+      .pick = empty_passes + 1 < EMPTY_PASSES_BEFORE_REFUSAL
+              ? SLOT_PICK_CLOCK : SLOT_PICK_ALL,
+      .include_huge = true, .first = first, .end = end,
+    };
+    uint64_t budget = 2 * (end - first);        /* two laps: a second chance */
+    unsigned max = atomic_load_explicit (&wb->batch_pages,
+                                         memory_order_relaxed);
+    struct store_writeback_result done = { 0 };
+
+    writeback_run_batch (wb, &sel, hand, &budget, max, &done);
+    if (done.pages_written > 0)
+      empty_passes = 0;
+    else if (++empty_passes == EMPTY_PASSES_BEFORE_REFUSAL)
+      break;
+  }
+  writeback_unlock (wb);
+  return fits ? 0 : -EDQUOT;
+}
+
 /* Whether writers wait for a batch, and whether the thread should stop. */
 static bool
 writers_waiting (struct writeback *wb, bool *stop)

@@ -45,6 +45,18 @@ extern void writeback_stop (struct writeback *wb);
  * Called with no slot lock held.
  */
 extern int writeback_make_room (struct writeback *wb, unsigned needed_pages);
+/* A write found its area (an export) at its own limit: writes back pages
+ * of the area's slots, [FIRST, END), from *HAND on (the area's CLOCK
+ * hand, kept by the caller), until ROOM (ARG) says the write fits; cold
+ * pages first, then any, as for the pool's limit.  In the caller's
+ * thread, under the writeback mutex.  Returns 0 when the write fits,
+ * -EDQUOT when nothing more of the area can go (all on disk already,
+ * deferred, or the backing file full or failing).  Called with no slot
+ * lock held.
+ */
+extern int writeback_make_area_room (struct writeback *wb, uint64_t first,
+                                     uint64_t end, uint64_t *hand,
+                                     bool (*room) (void *arg), void *arg);
 
 /* Read writeback (writeback-reads.c): whether pages read back go to disk
  * (false for a NULL WB), and noting one: SLOT, just read, which carried

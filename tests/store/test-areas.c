@@ -3,13 +3,18 @@
  * under a limit: every page reads back as last written (or as before, when
  * a write was refused), only the limited area refuses, it never holds
  * more than its limit and a page per writer, and the areas' counters add
- * up to the store's.
+ * up to the store's.  Then the same with a backing file and the store's
+ * threads running: the limited area writes its own pages back instead of
+ * refusing (none refused, its pages on disk, the others' not), and still
+ * holds no more than its limit and a page in memory.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "page.h"
 #include "pagefile.h"
@@ -89,15 +94,25 @@ write_area (void *opaque)
   return NULL;
 }
 
+/* A store of AREAS areas; with BACKING, a backing file there. */
 static struct store *
-make_store (uint64_t size_bytes, unsigned areas)
+make_store_backed (uint64_t size_bytes, unsigned areas, const char *backing)
 {
   struct store_config config = {
     .size_bytes = size_bytes,
     .areas = areas,
     .codec = { CODEC_LZ4, codec_default_level (CODEC_LZ4) },
+    .backing_path = backing,
+    .backing_size_bytes = backing ? size_bytes : 0,
+    .writeback_batch_pages = 16,
   };
   return store_create (&config);
+}
+
+static struct store *
+make_store (uint64_t size_bytes, unsigned areas)
+{
+  return make_store_backed (size_bytes, areas, NULL);
 }
 
 static void
@@ -126,10 +141,13 @@ test_bad_areas (void)
   store_destroy (store);
 }
 
+/* The areas' writers, against STORE, with or without a BACKING file. */
 static void
-test_areas (void)
+test_areas (const char *backing)
 {
-  struct store *store = make_store (AREAS * AREA_PAGES * CSWAP_PAGE_SIZE, AREAS);
+  struct store *store = make_store_backed (AREAS * AREA_PAGES * CSWAP_PAGE_SIZE,
+                                           AREAS, backing);
+  const char *with = backing ? "with a backing file" : "in memory";
   struct area_writer writers[AREAS];
   pthread_t threads[AREAS];
   struct store_area_stats a;
@@ -137,7 +155,9 @@ test_areas (void)
   uint64_t pages = 0, bytes = 0, writes = 0, refused = 0;
 
   if (store == NULL)
-    tap_bail_out ("store_create: %s", strerror (errno));
+    tap_bail_out ("store_create: %s", store_create_error ());
+  if (backing && store_start_background (store) != 0)
+    tap_bail_out ("store_start_background failed");
   ok (store_areas (store) == AREAS
       && store_area_size (store) == AREA_PAGES * CSWAP_PAGE_SIZE,
       "%u areas of %u pages", AREAS, AREA_PAGES);
@@ -154,15 +174,25 @@ test_areas (void)
   }
   for (unsigned i = 0; i < AREAS; i++)
     pthread_join (threads[i], NULL);
+  /* Settled: the deferred pages compressed, no batch in flight. */
+  if (backing)
+    store_stop_background (store);
 
   for (unsigned i = 0; i < AREAS; i++) {
     struct area_writer *w = &writers[i];
 
     store_area_stats (store, i, &a);
     ok (w->mismatches == 0 && w->errors == 0,
-        "area %u: every page reads back as last written (%lu mismatches, "
-        "%lu errors)", i, w->mismatches, w->errors);
-    if (i == LIMITED_AREA)
+        "%s, area %u: every page reads back as last written (%lu "
+        "mismatches, %lu errors)", with, i, w->mismatches, w->errors);
+    if (i == LIMITED_AREA && backing)
+      ok (w->refused == 0 && a.failed_writes == 0 && a.tiered_pages > 0
+          && w->most_held <= LIMIT_BYTES + CSWAP_PAGE_SIZE,
+          "%s, area %u, limited to %u bytes: no write refused, %llu of "
+          "its pages on disk, and it held %llu bytes at most in memory",
+          with, i, LIMIT_BYTES, (unsigned long long) a.tiered_pages,
+          (unsigned long long) w->most_held);
+    else if (i == LIMITED_AREA)
       ok (w->refused > 0 && a.area_limit_hits == w->refused
           && a.failed_writes == w->refused
           && w->most_held <= LIMIT_BYTES + CSWAP_PAGE_SIZE
@@ -171,9 +201,10 @@ test_areas (void)
           "and it held %llu bytes at most", i, LIMIT_BYTES, w->refused,
           (unsigned long long) w->most_held);
     else
-      ok (w->refused == 0 && a.failed_writes == 0 && a.area_limit_hits == 0,
-          "area %u, unlimited: no write refused, holding %llu bytes", i,
-          (unsigned long long) a.compressed_bytes);
+      ok (w->refused == 0 && a.failed_writes == 0 && a.area_limit_hits == 0
+          && a.tiered_pages == 0,
+          "%s, area %u, unlimited: no write refused, none on disk, holding "
+          "%llu bytes", with, i, (unsigned long long) a.compressed_bytes);
     pages += a.pages_stored;
     bytes += a.compressed_bytes;
     writes += a.writes;
@@ -207,7 +238,18 @@ main (void)
   if (path == NULL || pagefile_load (path, &corpus) == -1)
     tap_skip_all ("no corpus (set CSWAP_CORPUS)");
   test_bad_areas ();
-  test_areas ();
+  test_areas (NULL);
+  /* On a real disk: /tmp may be tmpfs, which refuses O_DIRECT. */
+  const char *dir = getenv ("CSWAP_TIER_DIR");
+  char backing[256];
+  snprintf (backing, sizeof backing, "%s/cswap-test-areas.XXXXXX",
+            dir ? dir : "/var/tmp");
+  int fd = mkstemp (backing);
+  if (fd == -1)
+    tap_bail_out ("mkstemp %s: %s", backing, strerror (errno));
+  close (fd);
+  test_areas (backing);
+  unlink (backing);
   pagefile_free (&corpus);
   return tap_done ();
 }
