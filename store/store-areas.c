@@ -109,19 +109,24 @@ struct area_room {
 };
 
 /* Whether the area has room for a page of LENGTH more (what the slot
- * holds not counted off: it may be written back meanwhile).
+ * holds not counted off: it may be written back meanwhile).  A limit of
+ * 0 is none.
  */
 static bool
 area_fits (void *arg)
 {
   const struct area_room *a = arg;
 
-  return counter_get (&a->counters->compressed_bytes) + a->length <= a->limit;
+  return a->limit == 0
+    || counter_get (&a->counters->compressed_bytes) + a->length <= a->limit;
 }
 
 int
 store_area_make_room (struct store *store, uint64_t slot, uint32_t length)
 {
+  if (store->writeback == NULL || !store_area_limited (store, slot))
+    return -EDQUOT;
+
   uint64_t area_slots = store->slots.area_slots;
   unsigned area = slot / area_slots;
   struct area_room room = {
@@ -131,8 +136,6 @@ store_area_make_room (struct store *store, uint64_t slot, uint32_t length)
     .length = length,
   };
 
-  if (store->writeback == NULL || room.counters == NULL || room.limit == 0)
-    return -EDQUOT;
   return writeback_make_area_room (store->writeback, area * area_slots,
                                    (area + 1) * area_slots,
                                    &store->area_hand[area], area_fits, &room);
