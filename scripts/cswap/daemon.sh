@@ -18,13 +18,28 @@ daemon_command ()
       check_nbdkit_fits "$(command -v nbdkit)"
       # --tls=off: the kernel's client on a root-only socket speaks no
       # TLS, and the plugin then leaves GnuTLS unlocked (4 MiB).
-      daemon_argv=(nbdkit --foreground --tls=off --unix "$state_dir/nbd.sock"
+      daemon_argv=(nbdkit --foreground --tls=off --threads "$(nbdkit_threads)"
+                   --unix "$state_dir/nbd.sock"
                    "$nbdkit_plugin" "ctl=$socket" "config=$config")
       ;;
     *)
       die $EXIT_USAGE "frontend = $frontend: unknown"
       ;;
   esac
+}
+
+# nbdkit_threads: nbdkit's threads for the one connection, one per CPU
+# (2 to 16; nbdkit's default is 16).  A thread beyond the CPUs serves
+# nothing sooner but holds a locked stack and a request buffer: in a
+# 2-CPU, 256 MiB VM, --threads 2 peaked 5-6 MiB below 16 at the same
+# speed (doc/design.md, "The smallest machine").
+nbdkit_threads ()
+{
+  local cpus
+  cpus=$(nproc 2>/dev/null) || cpus=16
+  ((cpus < 2)) && cpus=2
+  ((cpus > 16)) && cpus=16
+  echo "$cpus"
 }
 
 # elf_writable_bytes FILE: the memory size of an ELF64 file's writable

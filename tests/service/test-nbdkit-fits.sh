@@ -5,7 +5,8 @@
 # than that kills it with SIGSEGV before it runs (seen in tests/vm at
 # 192 MiB).  `cswap run` and `up` must say so and why, not start a daemon
 # that dies; with overcommit 1, or RAM to spare, they go ahead.  Simulated
-# /proc/meminfo and /proc/sys (CSWAP_MEMINFO, CSWAP_PROC_SYS).
+# /proc/meminfo and /proc/sys (CSWAP_MEMINFO, CSWAP_PROC_SYS).  And the
+# options nbdkit is started with for a local device.
 set -uo pipefail
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 source "$(dirname "$0")/../lib/sanitizer-env.sh"   # the plugin in nbdkit
@@ -56,4 +57,15 @@ check "overcommit 1: nbdkit serves (exit $rc)" served $rc "$out"
 machine 0 153600 0 /bin/true
 out=$(run 60); rc=$?
 check "a small nbdkit fits: it is started (exit $rc)" test $rc -eq 0
+
+# What nbdkit is started with: --tls=off (the plugin then leaves GnuTLS
+# unlocked) and a thread per CPU, 2 to 16 (nproc honours OMP_NUM_THREADS).
+printf '#!/bin/sh\necho "nbdkit $*"\n' >"$dir/args-nbdkit"
+chmod +x "$dir/args-nbdkit"
+machine 1 153600 0 "$dir/args-nbdkit"
+for cpus_threads in 1:2 3:3 64:16; do
+  out=$(OMP_NUM_THREADS=${cpus_threads%:*} run 60)
+  check "${cpus_threads%:*} CPU(s): nbdkit --tls=off --threads ${cpus_threads#*:}" \
+    grep -q -- "^nbdkit --foreground --tls=off --threads ${cpus_threads#*:} " <<<"$out"
+done
 done_testing
