@@ -323,9 +323,13 @@ nbd_exports_drop (struct nbd_exports *exports, struct store *store,
   {
     ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
     if (export->connections || export->dropping) {
-      snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is open "
-                "(%u client(s)): it is dropped only with none",
-                export->name, export->connections);
+      if (export->dropping)
+        snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is "
+                  "being dropped already", export->name);
+      else
+        snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is "
+                  "open (%u client(s)): it is dropped only with none",
+                  export->name, export->connections);
       *why = why_buffer;
       return -EBUSY;
     }
