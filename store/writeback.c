@@ -62,24 +62,42 @@ compact_pool (struct writeback *wb)
   wb->batches_since_compact = 0;
 }
 
-/* Pressure: a batch of the pages PICK takes (CLOCK: the cold ones), and
+/* Pressure: a batch of the pages PICK takes (CLOCK: the cold ones) among
+ * the slots [FIRST, END) (END 0: the whole table) from *HAND on, and
  * compaction now and then.  Mutex held.  Returns the pages that left
  * memory, or a negative errno when none did because of an error.
  */
 static int
-pressure_batch (struct writeback *wb, enum slot_pick pick)
+pressure_batch (struct writeback *wb, enum slot_pick pick, uint64_t first,
+                uint64_t end, uint64_t *hand)
 {
-  struct slot_selection sel = { .pick = pick, .include_huge = true };
-  uint64_t budget = 2 * wb->slots->table.slots; /* two laps: a second chance */
+  struct slot_selection sel = { .pick = pick, .include_huge = true,
+                                .first = first, .end = end };
+  uint64_t slots = end ? end - first : wb->slots->table.slots;
+  uint64_t budget = 2 * slots;  /* two laps: a second chance */
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   struct store_writeback_result done = { 0 };
-  int r = writeback_run_batch (wb, &sel, &wb->hand, &budget, max, &done);
+  int r = writeback_run_batch (wb, &sel, hand, &budget, max, &done);
 
   if (done.pages_written > 0
       && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
           || pool_limit_reached (wb->limit)))
     compact_pool (wb);
   return done.pages_written > 0 ? (int) done.pages_written : r;
+}
+
+/* The pick of a pressure pass after EMPTY_PASSES that moved nothing:
+ * CLOCK found nothing when pages touched between its two laps have their
+ * bits clear now, so it looks again.  But threads that touch pages
+ * faster than the hand laps the table can keep every page from it, and
+ * "nothing left to write" must mean exactly that before a writer is
+ * refused: the last pass takes any page in memory, cold or not.
+ */
+static enum slot_pick
+pass_pick (unsigned empty_passes)
+{
+  return empty_passes + 1 < EMPTY_PASSES_BEFORE_REFUSAL
+         ? SLOT_PICK_CLOCK : SLOT_PICK_ALL;
 }
 
 /* No writer thread: the write makes room itself. */
@@ -91,7 +109,7 @@ make_room_here (struct writeback *wb, unsigned needed_pages)
   writeback_lock (wb);
   if (pool_limit_has_room (wb->limit, needed_pages)
       || (!writeback_in_backoff (wb)
-          && pressure_batch (wb, SLOT_PICK_CLOCK) > 0))
+          && pressure_batch (wb, SLOT_PICK_CLOCK, 0, 0, &wb->hand) > 0))
     r = 0;
   writeback_unlock (wb);
   return r;
@@ -131,18 +149,7 @@ writeback_make_area_room (struct writeback *wb, uint64_t first, uint64_t end,
   counter_add (&wb->count->writes_waited, 1);
   writeback_lock (wb);
   while (!(fits = room (arg)) && !writeback_in_backoff (wb)) {
-    struct slot_selection sel = {
-      .pick = empty_passes + 1 < EMPTY_PASSES_BEFORE_REFUSAL
-              ? SLOT_PICK_CLOCK : SLOT_PICK_ALL,
-      .include_huge = true, .first = first, .end = end,
-    };
-    uint64_t budget = 2 * (end - first);        /* two laps: a second chance */
-    unsigned max = atomic_load_explicit (&wb->batch_pages,
-                                         memory_order_relaxed);
-    struct store_writeback_result done = { 0 };
-
-    writeback_run_batch (wb, &sel, hand, &budget, max, &done);
-    if (done.pages_written > 0)
+    if (pressure_batch (wb, pass_pick (empty_passes), first, end, hand) > 0)
       empty_passes = 0;
     else if (++empty_passes == EMPTY_PASSES_BEFORE_REFUSAL)
       break;
@@ -201,17 +208,10 @@ relieve_pressure (struct writeback *wb)
     }
     if (!waiting && !pool_limit_above_threshold (wb->limit))
       break;
-    /* CLOCK found nothing: pages touched between its two laps have their
-     * bits clear now, so look again.  But threads that touch pages faster
-     * than the hand laps the table can keep every page from it, and
-     * "nothing left to write" must mean exactly that before a writer is
-     * refused: the last pass takes any page in memory, cold or not.
-     */
-    enum slot_pick pick = empty_passes + 1 < EMPTY_PASSES_BEFORE_REFUSAL
-                          ? SLOT_PICK_CLOCK : SLOT_PICK_ALL;
     writeback_lock (wb);
     int moved = writeback_in_backoff (wb) ? -EAGAIN
-                : pressure_batch (wb, pick);
+                : pressure_batch (wb, pass_pick (empty_passes), 0, 0,
+                                  &wb->hand);
     writeback_unlock (wb);
     waiting = writers_waiting (wb, &stop);
     if (moved > 0) {
