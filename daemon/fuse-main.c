@@ -293,14 +293,16 @@ check_mountpoint (const char *mountpoint)
   return 0;
 }
 
-/* MOUNTPOINT/swap as the kernel names a loop device's backing file (an
- * absolute path without symbolic links) into PATH (PATH_MAX bytes).
+/* MOUNTPOINT resolved into DIRECTORY (an absolute path without symbolic
+ * links, PATH_MAX bytes), and DIRECTORY/swap into PATH, as the kernel names
+ * a loop device's backing file.  The mount is made and unmade by
+ * DIRECTORY: fuse_daemonize() changes to "/" even in the foreground, and
+ * libfuse unmounts by the path it mounted, so a relative mount point
+ * would be left mounted, dead, at exit.
  */
 static int
-device_file_path (const char *mountpoint, char *path)
+resolve_mountpoint (const char *mountpoint, char *directory, char *path)
 {
-  char directory[PATH_MAX];
-
   if (realpath (mountpoint, directory) == NULL) {
     fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, mountpoint);
     return -1;
@@ -483,7 +485,7 @@ main (int argc, char *argv[])
   bool mounted = false, handling_signals = false;
   int status = EXIT_FAILURE, raw;
   const char *why;
-  char swap_file[PATH_MAX];
+  char mount_dir[PATH_MAX], swap_file[PATH_MAX];
 
   if (argc >= 2 && (strcmp (argv[1], "--check-config") == 0
                     || strncmp (argv[1], "--check-config=", 15) == 0))
@@ -523,7 +525,7 @@ main (int argc, char *argv[])
     goto out;
   }
   if (check_mountpoint (cl.mountpoint) == -1
-      || device_file_path (cl.mountpoint, swap_file) == -1)
+      || resolve_mountpoint (cl.mountpoint, mount_dir, swap_file) == -1)
     goto out;
   raw = choose_raw_transport (cl.device.transport);
   if (raw == -1)
@@ -556,7 +558,7 @@ main (int argc, char *argv[])
   if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
-  if (fuse_session_mount (session, cl.mountpoint) == -1)
+  if (fuse_session_mount (session, mount_dir) == -1)
     goto out;
   mounted = true;
   /* Before fuse_daemonize(), so that its errors reach the terminal; its

@@ -155,9 +155,11 @@ if [ "$mode" = uring-refused ]; then
 fi
 
 # Starts cswap-fuse with the mode's transport and ARGS, waits for the mount.
+# start_daemon [OPTION…]: cswap-fuse on $mnt, given as $mount_arg (from
+# $mount_cwd) when those are set.
 start_daemon () {
-  "$cswap_fuse" -f --size "$size" -o ctl=none "${transport_args[@]}" "$@" \
-    "$mnt" 2>"$log" &
+  (cd "${mount_cwd:-.}" && exec "$cswap_fuse" -f --size "$size" -o ctl=none \
+     "${transport_args[@]}" "$@" "${mount_arg:-$mnt}" 2>"$log") &
   pid=$!
   for _ in $(seq 100); do
     mounted && return 0
@@ -236,6 +238,18 @@ exit_status=$?
 pid=
 check "cswap-fuse exits 0 once unmounted ($exit_status)" test "$exit_status" -eq 0
 check "and prints its stats line" grep -q '^cswap: stats ' "$log"
+
+# A relative mount point: the daemon runs in / once started, and must
+# still unmount what it mounted when it stops.
+mount_cwd=$(dirname "$mnt") mount_arg=$(basename "$mnt") start_daemon
+kill -TERM "$pid"
+wait "$pid"
+exit_status=$?
+pid=
+check "mounted by a relative path, cswap-fuse exits 0 on SIGTERM ($exit_status)" \
+  test "$exit_status" -eq 0
+check "and leaves nothing mounted" not mounted
+check "without a failed unmount" not grep -q "failed to unmount" "$log"
 
 # Killed mid-request: I/O must fail (ENOTCONN), not hang, and a lazy
 # unmount must clear the mount.
