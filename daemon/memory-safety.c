@@ -85,29 +85,44 @@ set_io_flusher (void)
           "pressure an I/O thread may wait on reclaim)", errno);
 }
 
-/* Libraries mapped but never on the daemon's way under pressure, which
- * lock_mapped_files leaves to MCL_ONFAULT (only the pages touched are
- * locked): libgcrypt is libsystemd's, for journal sealing, and sd_notify
- * never calls it; libselinux and its libpcre2 are nbdkit's, for
- * --selinux-label on its sockets, at start; libcrypto seals the backing
- * file's records, and is locked whole only where that is on; GnuTLS and
- * the libraries only it uses serve nbdkit's TLS, locked whole unless
- * nbdkit runs --tls=off.  Left out, they are 5.8 of an idle cswap-fuse's
- * 12.8 MiB resident and 4.8 of an idle nbdkit's 14.2 MiB, memory a 160 MiB
- * machine did not have (doc/design.md, "The smallest machine").
+/* How much of a mapped file stays locked. */
+enum lock_extent {
+  LOCK_WHOLE,                   /* every page, read in now */
+  LOCK_TOUCHED,                 /* MCL_ONFAULT: the pages touched */
+  LOCK_NONE,                    /* nothing: the kernel may reclaim it */
+};
+
+/* Libraries mapped but never called once the daemon serves: libgcrypt,
+ * its libgpg-error, liblzma and libcap are libsystemd's, for journal
+ * sealing and compression and for capabilities, none of which sd_notify
+ * uses; libselinux and its libpcre2 are nbdkit's, for --selinux-label on
+ * its sockets, at start; libcrypto seals the backing file's records;
+ * GnuTLS and the libraries only it uses serve nbdkit's TLS.  Even the
+ * pages of theirs that loading touched (relocation tables, relocated
+ * data: 1.4 MiB of libcrypto) were locked by mlockall's MCL_CURRENT, and
+ * are unlocked, so that reclaim can take them: an idle cswap-fuse holds
+ * 5.7 MiB locked instead of 8.3 (doc/design.md, "The smallest machine",
+ * where 2 MiB decide whether a 160 MiB machine finishes).  Were one
+ * called after all, its pages would be read back (or swapped in) like
+ * any program's, off the I/O path.
  */
 static bool
-library_off_the_io_path (const char *path, const struct io_path *io_path)
+library_never_called (const char *path, const struct io_path *io_path)
 {
+  static const char *const unused[] = {
+    "/libgcrypt.so", "/libgpg-error.so", "/liblzma.so", "/libcap.so",
+    "/libselinux.so", "/libpcre2-8.so",
+  };
   static const char *const tls_only[] = {
     "/libgnutls.so", "/libnettle.so", "/libhogweed.so", "/libgmp.so",
     "/libp11-kit.so", "/libffi.so", "/libtasn1.so", "/libidn2.so",
     "/libunistring.so",
   };
 
-  if (strstr (path, "/libgcrypt.so") || strstr (path, "/libselinux.so")
-      || strstr (path, "/libpcre2-8.so")
-      || (!io_path->sealing && strstr (path, "/libcrypto.so")))
+  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
+    if (strstr (path, unused[i]))
+      return true;
+  if (!io_path->sealing && strstr (path, "/libcrypto.so"))
     return true;
   if (!io_path->tls)
     for (size_t i = 0; i < sizeof tls_only / sizeof tls_only[0]; i++)
@@ -116,11 +131,27 @@ library_off_the_io_path (const char *path, const struct io_path *io_path)
   return false;
 }
 
-/* Locks every file the process has mapped, whole: its text, its
- * libraries and their data.  MCL_ONFAULT locks only the pages touched so
- * far, and code first run under pressure (an error path, compaction,
+/* How much of the file at PATH to keep locked.  Every file is locked
+ * whole, its text, its libraries and their data, but for the libraries
+ * above and libsystemd: MCL_ONFAULT locks only the pages touched so far,
+ * and code first run under pressure (an error path, compaction,
  * writeback) would then be read in from the root file system exactly
  * when memory is shortest, by a thread the kernel is waiting on.
+ * libsystemd's sd_notify runs only in the notify thread, never on the I/O
+ * path, and its first call (READY=1) touches what later calls run: its
+ * 0.8 MiB are left to MCL_ONFAULT.
+ */
+static enum lock_extent
+file_lock_extent (const char *path, const struct io_path *io_path)
+{
+  if (library_never_called (path, io_path))
+    return LOCK_NONE;
+  if (strstr (path, "/libsystemd.so"))
+    return LOCK_TOUCHED;
+  return LOCK_WHOLE;
+}
+
+/* Locks every file the process has mapped as file_lock_extent says.
  * Mappings without access (a library's guard gaps) are left alone.
  */
 static void
@@ -136,15 +167,24 @@ lock_mapped_files (const struct io_path *io_path)
   while (fgets (line, sizeof line, maps)) {
     uintptr_t start, end;
     char perms[5];
-    int path_at = 0;
+    int path_at = 0, r = 0;
 
     if (sscanf (line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %*s %n",
                 &start, &end, perms, &path_at) != 3
-        || path_at == 0 || line[path_at] != '/' || strcmp (perms, "---p") == 0
-        || library_off_the_io_path (line + path_at, io_path))
+        || path_at == 0 || line[path_at] != '/' || strcmp (perms, "---p") == 0)
       continue;
-    if (mlock ((void *) start, end - start) == -1) {
-      warn ("mlock of a mapped file", errno);
+    switch (file_lock_extent (line + path_at, io_path)) {
+    case LOCK_WHOLE:
+      r = mlock ((void *) start, end - start);
+      break;
+    case LOCK_TOUCHED:
+      break;
+    case LOCK_NONE:
+      r = munlock ((void *) start, end - start);
+      break;
+    }
+    if (r == -1) {
+      warn ("mlock or munlock of a mapped file", errno);
       break;
     }
   }
