@@ -33,7 +33,8 @@
   "writeback-burst=SIZE      Most of them at once (default: a day's limit).\n" \
   "read-writeback=yes|no     Write back pages the kernel has read (their\n" \
   "                          copy is kept only for a refault) (default no).\n" \
-  "reserve=SIZE              Most warm memory kept for new pool pages (8M).\n" \
+  "reserve=SIZE|N%|EXPR      Most warm memory kept for new pool pages\n" \
+  "                          (default min(ram / 64, 8): 8M from 512 MiB).\n" \
   "compact-threshold=PERCENT Compact when this % of the pool is freeable (10).\n" \
   "compact=auto|off          Compact the pool by itself (default auto).\n" \
   "lock-memory=yes|no        Lock the daemon's memory (default yes).\n" \

@@ -15,13 +15,17 @@
  */
 #define DEFAULT_CODEC CODEC_ZSTD
 
-/* Enough warm pages for a few hundred new zspages: a burst of swap-outs
- * does not wait on the kernel while the refill thread catches up.
- */
-#define DEFAULT_RESERVE_BYTES (8u << 20)
-
 /* zram-generator's default zram-size: half the memory, at most 4 GiB. */
 const char options_default_size[] = "min(ram / 2, 4096)";
+
+/* Enough warm pages for a few hundred new zspages, so that a burst of
+ * swap-outs does not wait on the kernel while the refill thread catches
+ * up: 8 MiB, but no more than 1/64 of the RAM.  On a 160 MiB machine
+ * (107 MiB of it for the kernel to give) 8 MiB of warm pages was memory
+ * that decided whether a program finished (doc/design.md, "The smallest
+ * machine"); and in bench/store 1 MiB kept up as well as 8.
+ */
+const char options_default_reserve[] = "min(ram / 64, 8)";
 
 const char options_help[] = CSWAP_OPTIONS_HELP;
 
@@ -60,7 +64,6 @@ options_init (struct cswap_options *options)
   *options = (struct cswap_options) {
     .store.codec = { DEFAULT_CODEC, codec_default_level (DEFAULT_CODEC) },
     .ctl.allowed_uid = -1,
-    .store.reserve_bytes = DEFAULT_RESERVE_BYTES,
     .lock_memory = true,
   };
 }
@@ -131,8 +134,10 @@ options_set (struct cswap_options *options, const char *key,
     if (parse_int64 (value, 1, 100, &number, &reason) == 0)
       c->auto_compact_percent = number;
   }
-  else if (strcmp (key, "reserve") == 0)
-    parse_size (value, &c->reserve_bytes, &reason);
+  else if (strcmp (key, "reserve") == 0) {
+    if (parse_memory_size (value, &c->reserve_bytes, &reason) == 0)
+      options->reserve_given = true;
+  }
   else if (strcmp (key, "lock-memory") == 0)
     parse_yes_no (value, &options->lock_memory, &reason);
   else if (strcmp (key, "core-dump") == 0)
@@ -198,6 +203,9 @@ options_finish (struct cswap_options *options, const char **why)
 
   if (options->store.size_bytes == 0
       && options_set (options, "size", options_default_size, why) == -1)
+    return -1;
+  if (!options->reserve_given
+      && options_set (options, "reserve", options_default_reserve, why) == -1)
     return -1;
   if (codec_check_level (codec->id, codec->level, &min, &max)) {
     if (min == max)

@@ -27,6 +27,7 @@ enum fuse_transport_choice {
 struct cswap_options {
   struct store_config store;
   bool level_given;
+  bool reserve_given;           /* else options_default_reserve */
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
   bool lock_memory;             /* memory-safety.h, after any fork */
@@ -39,6 +40,8 @@ extern const char options_help[];
 
 /* The size without a size= (cswap.conf(5)): an expression of the RAM. */
 extern const char options_default_size[];
+/* The reserve without a reserve=: an expression of the RAM too. */
+extern const char options_default_reserve[];
 
 extern void options_init (struct cswap_options *options);
 
@@ -48,7 +51,7 @@ extern void options_init (struct cswap_options *options);
 extern int options_set (struct cswap_options *options, const char *key,
                         const char *value, const char **why);
 /* Checks the options as a whole (the level fits the codec), and sets the
- * default size if none was given.
+ * default size and reserve where none was given.
  */
 extern int options_finish (struct cswap_options *options, const char **why);
 

@@ -13,7 +13,7 @@ declare -A good=(
   [max-zspage-pages]=4 [backing]=$option_dir/backing [backing-size]=64M
   [backing-prealloc]=no [backing-encrypt]=no [accept-threshold]=80 [writeback-batch]=32
   [idle-writeback]=60 [writeback-limit]=400M [writeback-burst]=64M
-  [read-writeback]=yes [ctl]=none [ctl-uid]=1000 [reserve]=4M
+  [read-writeback]=yes [ctl]=none [ctl-uid]=1000 [reserve]=1%
   [lock-memory]=no [core-dump]=yes [compact]=off [compact-threshold]=25
   [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
