@@ -72,6 +72,86 @@ strip_comment (char *line)
     }
 }
 
+/* VALUE is one word nbd-client cannot take for an option: not empty, no
+ * blank, no leading '-', at most MAX bytes.
+ */
+static bool
+is_client_word (const char *value, size_t max)
+{
+  size_t len = strlen (value);
+
+  if (len == 0 || len > max || value[0] == '-')
+    return false;
+  for (const char *p = value; *p; p++)
+    if (isspace ((unsigned char) *p) || iscntrl ((unsigned char) *p))
+      return false;
+  return true;
+}
+
+/* The remote device's keys (cswap.conf(5), REMOTE): remote = HOST and
+ * remote-KEY; 1 for an unknown remote-KEY, as for any unknown key.
+ */
+static int
+remote_set (struct cswap_service *service, const char *key,
+            const char *value, const char **reason)
+{
+  static const char *const paths[] = {
+    "remote-certfile", "remote-keyfile", "remote-cacertfile",
+  };
+  int64_t number;
+
+  if (strcmp (key, "remote") == 0) {
+    /* A DNS name is at most 253 bytes; an IPv6 address is shorter. */
+    if (!is_client_word (value, 253)) {
+      *reason = "a host name or address is needed";
+      return -1;
+    }
+    service->remote = true;
+    return 0;
+  }
+  if (strcmp (key, "remote-port") == 0) {
+    if (parse_int64 (value, 1, 65535, &number, reason) == -1)
+      return -1;
+  }
+  else if (strcmp (key, "remote-export") == 0) {
+    if (strlen (value) > CONFIG_MAX_EXPORT_NAME) {
+      *reason = "longer than the NBD protocol's 4096 bytes";
+      return -1;
+    }
+  }
+  else if (strcmp (key, "remote-connections") == 0) {
+    if (parse_int64 (value, 1, CONFIG_MAX_REMOTE_CONNECTIONS, &number,
+                     reason) == -1)
+      return -1;
+  }
+  else if (strcmp (key, "remote-timeout") == 0) {
+    if (parse_int64 (value, 0, 24 * 3600, &number, reason) == -1)
+      return -1;
+  }
+  else if (strcmp (key, "remote-tlshostname") == 0) {
+    if (!is_client_word (value, 253)) {
+      *reason = "a host name is needed";
+      return -1;
+    }
+  }
+  else {
+    size_t i = 0;
+
+    while (i < sizeof paths / sizeof paths[0] && strcmp (key, paths[i]) != 0)
+      i++;
+    if (i == sizeof paths / sizeof paths[0])
+      return 1;
+    if (value[0] != '/' || !is_client_word (value, PATH_MAX - 1)) {
+      *reason = "an absolute path is needed";
+      return -1;
+    }
+    service->remote_certfile |= i == 0;
+    service->remote_keyfile |= i == 1;
+  }
+  snprintf (service->remote_key, sizeof service->remote_key, "%s", key);
+  return 0;
+}
+
 /* Sets the service key KEY, or returns 1 if KEY is not a service key, or
  * -1 with *REASON set for a bad value.
  */
@@ -82,13 +162,20 @@ service_set (struct cswap_service *service, const char *key,
   int64_t number;
 
   if (strcmp (key, "frontend") == 0) {
-    bool nbd;
-
-    if (parse_either (value, "fuse", "nbd", &nbd, reason) == -1)
+    if (strcmp (value, "fuse") == 0)
+      service->frontend = FRONTEND_FUSE;
+    else if (strcmp (value, "nbd") == 0)
+      service->frontend = FRONTEND_NBD;
+    else if (strcmp (value, "remote") == 0)
+      service->frontend = FRONTEND_REMOTE;
+    else {
+      *reason = "use fuse, nbd or remote";
       return -1;
-    service->frontend = nbd ? FRONTEND_NBD : FRONTEND_FUSE;
+    }
     return 0;
   }
+  if (strcmp (key, "remote") == 0 || strncmp (key, "remote-", 7) == 0)
+    return remote_set (service, key, value, reason);
   if (strcmp (key, "priority") == 0) {
     if (parse_int64 (value, -1, 32767, &number, reason) == -1)
       return -1;
@@ -262,28 +349,50 @@ read_file (const char *path, struct cswap_options *options,
   return r;
 }
 
+/* The remote keys that only make sense together, or NULL. */
+static const char *
+check_remote (const struct cswap_service *service)
+{
+  if (service->frontend == FRONTEND_REMOTE && !service->remote)
+    return "frontend = remote: no server (remote = HOST)";
+  if (service->remote_key[0] && !service->remote) {
+    static char key_why[sizeof service->remote_key + 32];
+
+    snprintf (key_why, sizeof key_why, "%s: no server (remote = HOST)",
+              service->remote_key);
+    return key_why;
+  }
+  if (service->remote_certfile != service->remote_keyfile)
+    return "remote-certfile and remote-keyfile: one without the other";
+  return NULL;
+}
+
 /* The keys that only make sense together, once every file is read:
  * ladder-online = follow needs the steps (frontend = fuse) and a way to
- * hand them to the daemon (its control socket).
+ * hand them to the daemon (its control socket); the remote device needs
+ * its server.
  */
 static int
 check_service (const char *path, const struct cswap_service *service,
                const struct cswap_options *options, const char **why)
 {
-  const char *reason = NULL;
+  const char *reason = check_remote (service), *prefix = "";
 
-  if (!service->ladder_follow)
-    return 0;
-  if (service->frontend == FRONTEND_NBD)
-    reason = "frontend = nbd serves one device, with no ladder to follow "
-      "(use frontend = fuse, or ladder-online = all)";
-  else if (strcmp (options->ctl.path, CONTROL_PATH_NONE) == 0)
-    reason = "the daemon is handed its steps over the control socket, and "
-      "ctl = none has none";
+  if (reason == NULL && service->ladder_follow) {
+    prefix = "ladder-online = follow: ";
+    if (service->frontend == FRONTEND_NBD)
+      reason = "frontend = nbd serves one device, with no ladder to follow "
+        "(use frontend = fuse, or ladder-online = all)";
+    else if (service->frontend == FRONTEND_REMOTE)
+      reason = "frontend = remote is one device, with no ladder to follow "
+        "(use ladder-online = all)";
+    else if (strcmp (options->ctl.path, CONTROL_PATH_NONE) == 0)
+      reason = "the daemon is handed its steps over the control socket, "
+        "and ctl = none has none";
+  }
   if (reason == NULL)
     return 0;
-  snprintf (why_buffer, sizeof why_buffer, "%s: ladder-online = follow: %s",
-            path, reason);
+  snprintf (why_buffer, sizeof why_buffer, "%s: %s%s", path, prefix, reason);
   *why = why_buffer;
   return -1;
 }

@@ -45,7 +45,12 @@
 enum cswap_frontend {
   FRONTEND_FUSE,                /* cswap-fuse + loop (the default) */
   FRONTEND_NBD,                 /* nbdkit + nbd-client, needs the nbd driver */
+  FRONTEND_REMOTE,              /* nbd-client to a cswap server: no daemon */
 };
+
+/* The NBD protocol's longest export name. */
+#define CONFIG_MAX_EXPORT_NAME 4096
+#define CONFIG_MAX_REMOTE_CONNECTIONS 16
 
 /* The service keys: how `cswap up` attaches the device. */
 struct cswap_service {
@@ -55,6 +60,13 @@ struct cswap_service {
   uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */
   bool ladder_follow;           /* ladder-online = follow (true) | all */
   uint64_t ladder_headroom;     /* ladder-headroom = SIZE, for follow */
+  /* The remote device (remote = HOST and the remote-* keys): checked
+   * here, set up by the cswap helper's nbd-client.  These say only what
+   * check_service needs: which keys were given.
+   */
+  bool remote;                  /* remote = HOST */
+  char remote_key[32];          /* a remote-* key given ("" none) */
+  bool remote_certfile, remote_keyfile;
 };
 
 extern void config_service_init (struct cswap_service *service);

@@ -20,9 +20,18 @@ cmd_check ()
   echo "$merged_config"
 }
 
+# frontend = remote: dies where a daemon was asked for.
+no_daemon_for_remote ()
+{
+  [[ $frontend == remote ]] || return 0
+  die $EXIT_USAGE "$1: frontend = remote runs no daemon here: '$program up' connects" \
+    "the kernel's nbd client to $(remote_name) and '$program down' disconnects it"
+}
+
 cmd_run ()
 {
   check_config
+  no_daemon_for_remote run
   require_root "run"
   mkdir -p "$state_dir" || exit $EXIT_FAILED
   if [[ $frontend == fuse ]]; then
@@ -53,6 +62,7 @@ cmd_attach ()
 {
   local pid=${given_pid:-${MAINPID:-}} status
   check_config
+  no_daemon_for_remote attach
   require_root "attach"
   [[ -n $pid ]] || die $EXIT_USAGE "attach: no daemon PID (--pid PID, or \$MAINPID)"
   mkdir -p "$state_dir" || exit $EXIT_FAILED
@@ -111,11 +121,52 @@ prepare_mountpoint ()
   mkdir -p "$mountpoint" || exit $EXIT_FAILED
 }
 
+# `up` with frontend = remote: the remote device alone, no daemon.
+remote_only_up ()
+{
+  if [[ -e $state_file ]]; then
+    if remote_up; then
+      say "already up: $(state_get remote_device) ($(state_get remote))"
+      return 0
+    fi
+    say "the last 'up' left a remote device that is not swap: clearing it"
+    remote_detach || exit $?
+    clear_leftovers
+  fi
+  mkdir -p "$state_dir" || exit $EXIT_FAILED
+  write_state "" shell
+  if ! remote_attach "$priority"; then
+    clear_leftovers
+    exit $EXIT_FAILED
+  fi
+  tune
+  say "up: swap on $(state_get remote_device) (priority $priority), remote $(remote_name)"
+  say "take it down with: $program${config_given:+ -c $config} down"
+}
+
+# The remote device below the local ones (the ladder's last priority
+# minus one, at least 0), once they are up.  A remote that fails leaves
+# the local device up: swap that is there beats none.
+remote_beside_local ()
+{
+  local remote_priority=$((priority - ${#devices[@]}))
+  remote_wanted || return 0
+  ((remote_priority < 0)) && remote_priority=0
+  remote_attach "$remote_priority" && return 0
+  warn "the local device is up, the remote one ($(remote_name)) is not:" \
+    "'$program down' and '$program up' try again"
+  return 1
+}
+
 cmd_up ()
 {
-  local pid status log=$state_dir/daemon.log
+  local pid status log=$state_dir/daemon.log remote_status=0
   check_config
   require_root "up"
+  if [[ $frontend == remote ]]; then
+    remote_only_up
+    return
+  fi
   read_devices
   pid=$(state_get pid)
   if ladder_up && daemon_alive "$pid"; then
@@ -153,9 +204,12 @@ cmd_up ()
     clear_leftovers
     exit $EXIT_FAILED
   fi
+  remote_beside_local || remote_status=$EXIT_FAILED
   tune
   say "up: $(swap_on_what), daemon $pid"
+  remote_up && say "and swap on $(state_get remote_device) below it, remote $(state_get remote)"
   say "take it down with: $program${config_given:+ -c $config} down"
+  return $remote_status
 }
 
 cmd_down ()
@@ -165,6 +219,13 @@ cmd_down ()
   if [[ ! -e $state_file ]]; then
     say "not up (no $state_file)"
     untune
+    return 0
+  fi
+  # The remote device first: the lowest priority, the coldest pages.
+  remote_detach || exit $?
+  if [[ $(state_get frontend) == remote ]]; then
+    clear_leftovers
+    say "down"
     return 0
   fi
   pid=$(state_get pid)
@@ -197,6 +258,10 @@ cmd_status ()
     say "not up"
     exit $EXIT_INACTIVE
   fi
+  if [[ $(state_get frontend) == remote ]]; then
+    remote_status
+    return
+  fi
   pid=$(state_get pid)
   read_devices
   socket_path=$(state_get socket)
@@ -220,7 +285,9 @@ cmd_status ()
     online=$(online_devices | tr '\n' ' ')
     echo "ladder:     follow, headroom $(state_get ladder_headroom): $(wc -w <<<"$online") of ${#devices[@]} steps online: ${online% }"
   fi
-  awk -v list=" ${devices[*]} " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
+  [[ -n $(state_get remote_device) ]] \
+    && echo "remote:     $(state_get remote_device), $(state_get remote)"
+  awk -v list=" ${devices[*]} $(state_get remote_device) " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
   if daemon_alive "$pid" && [[ -x $cswapctl && -S $socket_path ]]; then
     echo
     "$cswapctl" --socket "$socket_path" stats || warn "cswapctl stats failed"
@@ -230,4 +297,19 @@ cmd_status ()
     fi
   fi
   ladder_up && daemon_alive "$pid" || exit $EXIT_INACTIVE
+}
+
+# `status` with frontend = remote: the remote device and its swap line.
+remote_status ()
+{
+  local dev
+  dev=$(state_get remote_device)
+  if remote_up; then
+    say "active: $dev, remote $(state_get remote)"
+  else
+    say "not active: remote device ${dev:-none}${dev:+ is not swap}"
+  fi
+  echo "config:     $(state_get config)"
+  awk -v a="$dev" 'NR == 1 || $1 == a' /proc/swaps
+  remote_up || exit $EXIT_INACTIVE
 }

@@ -8,8 +8,8 @@
 
 # Reads the service keys from $merged_config, cswap-fuse's listing of
 # $config and its drop-ins: frontend, priority, mountpoint, the ladder's
-# (ladder-step, ladder-online, ladder-headroom), the machine settings, and
-# ctl, the control socket.
+# (ladder-step, ladder-online, ladder-headroom), the machine settings,
+# ctl, the control socket, and the remote device's (remote, remote-*).
 read_config ()
 {
   local line key value
@@ -17,6 +17,9 @@ read_config ()
   frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
   ladder_online=all ladder_headroom=32M
   halt_poll=auto min_free=auto zswap=off
+  remote='' remote_port=10809 remote_export='' remote_connections=1
+  remote_timeout=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
+  remote_tlshostname=
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
     line=$(sed -E 's/(^|[[:space:]])#.*//' <<<"$line")
@@ -34,6 +37,8 @@ read_config ()
       min-free) min_free=$value ;;
       zswap) zswap=$value ;;
       ctl) socket=$value ;;
+      remote|remote-port|remote-export|remote-connections|remote-timeout|remote-certfile|remote-keyfile|remote-cacertfile|remote-tlshostname)
+        printf -v "${key//-/_}" '%s' "$value" ;;
     esac
   done <<<"$merged_config"
 }

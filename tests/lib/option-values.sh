@@ -21,6 +21,17 @@ declare -A good=(
   # Not follow: with every key at once, frontend = nbd and ctl = none
   # refuse it (test-config.sh tries follow on its own).
   [ladder-online]=all [ladder-headroom]=16M
+  [remote]=swap.example.net [remote-port]=10810 [remote-export]="client 7"
+  [remote-connections]=2 [remote-timeout]=60
+  [remote-certfile]=/etc/cswap/client.pem [remote-keyfile]=/etc/cswap/client.key
+  [remote-cacertfile]=/etc/cswap/ca.pem [remote-tlshostname]=swap.example.net
+)
+# The lines a key needs beside it to be valid alone: a remote-* key its
+# server, a client certificate its key and the other way round.
+declare -A needs=(
+  [remote-port]=remote [remote-export]=remote [remote-connections]=remote
+  [remote-timeout]=remote [remote-cacertfile]=remote [remote-tlshostname]=remote
+  [remote-certfile]="remote remote-keyfile" [remote-keyfile]="remote remote-certfile"
 )
 # And a bad one, with a word of the expected message.
 declare -A bad=(
@@ -37,10 +48,15 @@ declare -A bad=(
   [lock-memory]="maybe|yes or no" [core-dump]="always|yes or no"
   [compact]="sometimes|auto or off"
   [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
-  [frontend]="tcp|fuse or nbd"
+  [frontend]="tcp|fuse, nbd or remote"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
   [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
   [min-free]="never|auto or keep" [zswap]="no|off or keep"
   [ladder-online]="some|all or follow" [ladder-headroom]="1M|4M to 1T"
+  [remote]="-h|a host name or address" [remote-port]="0|out of range"
+  [remote-export]="$(printf '%04097d' 0)|4096 bytes"
+  [remote-connections]="17|out of range" [remote-timeout]="-1|out of range"
+  [remote-certfile]="client.pem|absolute path" [remote-keyfile]="a key|absolute path"
+  [remote-cacertfile]="ca.pem|absolute path" [remote-tlshostname]="a b|a host name"
 )
 

@@ -67,6 +67,7 @@ for key in $documented; do
     continue
   fi
   [[ $key == size ]] && extra= || extra="size = 1G"
+  for other in ${needs[$key]:-}; do extra+=$'\n'"$other = ${good[$other]}"; done
   check_file "documented key $key = ${good[$key]} is accepted" "$ends_ok" 0 \
     <<<"$extra"$'\n'"$key = ${good[$key]}"
   [[ $key == level || $key == codec ]] || all+="$key = ${good[$key]}"$'\n'
@@ -87,6 +88,20 @@ for key in $documented; do
     "^cswap-fuse: $dir/test.conf:3: $key=.*$word" 1 \
     <<<"$first"$'\n\n'"$key = $value"
 done
+
+# The remote device's keys that only make sense together.
+check_file "frontend = remote with its server is accepted" "$ends_ok" 0 \
+  <<<$'frontend = remote\nremote = swap.example.net'
+check_file "frontend = remote without remote = HOST is refused" \
+  "test.conf: frontend = remote: no server \\(remote = HOST\\)" 1 <<<'frontend = remote'
+check_file "a remote-* key without remote = HOST is refused, by name" \
+  "test.conf: remote-export: no server" 1 <<<'remote-export = c1'
+check_file "a client certificate without its key is refused" \
+  "remote-certfile and remote-keyfile: one without the other" 1 \
+  <<<$'remote = h\nremote-certfile = /etc/cswap/client.pem'
+check_file "frontend = remote has no ladder to follow" \
+  "ladder-online = follow: frontend = remote is one device" 1 \
+  <<<$'frontend = remote\nremote = h\nladder-online = follow'
 
 check_file "an unknown key is rejected with its line" \
   "test.conf:2: no-such-key=1: unknown" 1 <<<$'size = 1G\nno-such-key = 1'

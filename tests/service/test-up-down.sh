@@ -220,4 +220,36 @@ read -ra devs <<<"$(state_devices)"
 check "and its ladder is swap" eval '[[ ${#devs[@]} -eq 5 && -n $(used_kib "${devs[0]}") ]]'
 "${cswap[@]}" --timeout 120 down >/dev/null 2>&1
 check "cswap down at the end exits 0" test "$?" -eq 0
+
+# A remote device that cannot be connected (port 1: nothing listens; on
+# this host often no nbd driver either) leaves the local device up, and
+# `up` says so with exit 1; `down` then takes the local one down.
+cat >>"$CLEANUP_DIR/cswap.conf" <<EOF2
+remote = 127.0.0.1
+remote-port = 1
+EOF2
+cswap_run up-remote up
+check "with an unreachable remote, cswap up exits 1" test "$status" -eq 1
+check "and says the local device is up and the remote is not" \
+  grep -q "the local device is up, the remote one (127.0.0.1:1) is not" "$CLEANUP_DIR/up-remote.out"
+read -ra devs <<<"$(state_devices)"
+check "the local ladder is swap" eval '[[ ${#devs[@]} -eq 5 && -n $(used_kib "${devs[0]}") ]]'
+check "no remote device is recorded" eval '! grep -q "^remote_device=" "$CSWAP_STATE_DIR/state"'
+cswap_run status-remote status
+check "cswap status exits 0: the local device is up" test "$status" -eq 0
+cswap_run down-remote --timeout 120 down
+check "cswap down exits 0" test "$status" -eq 0
+check "and leaves no state" test ! -e "$CSWAP_STATE_DIR/state"
+
+# frontend = remote runs no daemon: `run` and `attach` refuse, `up` with
+# the remote unreachable fails and leaves nothing.
+sed -i '1i frontend = remote' "$CLEANUP_DIR/cswap.conf"
+cswap_run run-remote run
+check "frontend = remote: cswap run refuses with exit 2" test "$status" -eq 2
+check "and says there is no daemon to run" grep -q "frontend = remote runs no daemon" "$CLEANUP_DIR/run-remote.out"
+cswap_run up-remote-only up
+check "frontend = remote, unreachable: cswap up exits 1" test "$status" -eq 1
+check "and leaves no state" test ! -e "$CSWAP_STATE_DIR/state"
+cswap_run status-remote-only status
+check "cswap status then exits 3" test "$status" -eq 3
 tap_done
