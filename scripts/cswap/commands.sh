@@ -24,8 +24,9 @@ cmd_check ()
 no_daemon_for_remote ()
 {
   [[ $frontend == remote ]] || return 0
-  die $EXIT_USAGE "$1: frontend = remote runs no daemon here: '$program up' connects" \
-    "the kernel's nbd client to $(remote_name) and '$program down' disconnects it"
+  die $EXIT_USAGE "$1: frontend = remote runs no daemon here: '$program up'" \
+    "(cswap-remote.service under systemd) connects the kernel's nbd client to" \
+    "$(remote_name) and '$program down' disconnects it"
 }
 
 cmd_run ()
@@ -121,41 +122,37 @@ prepare_mountpoint ()
   mkdir -p "$mountpoint" || exit $EXIT_FAILED
 }
 
-# `up` with frontend = remote: the remote device alone, no daemon.
-remote_only_up ()
-{
-  if [[ -e $state_file ]]; then
-    if remote_up; then
-      say "already up: $(state_get remote_device) ($(state_get remote))"
-      return 0
-    fi
-    say "the last 'up' left a remote device that is not swap: clearing it"
-    remote_detach || exit $?
-    clear_leftovers
-  fi
-  mkdir -p "$state_dir" || exit $EXIT_FAILED
-  write_state "" shell
-  if ! remote_attach "$priority"; then
-    clear_leftovers
-    exit $EXIT_FAILED
-  fi
-  tune
-  say "up: swap on $(state_get remote_device) (priority $priority), remote $(remote_name)"
-  say "take it down with: $program${config_given:+ -c $config} down"
-}
-
-# The remote device below the local ones (the ladder's last priority
-# minus one, at least 0), once they are up.  A remote that fails leaves
-# the local device up: swap that is there beats none.
+# The remote device beside the local one, once that is up.  One that
+# fails leaves the local device up: swap that is there beats none.
 remote_beside_local ()
 {
-  local remote_priority=$((priority - ${#devices[@]}))
   remote_wanted || return 0
-  ((remote_priority < 0)) && remote_priority=0
-  remote_attach "$remote_priority" && return 0
+  remote_bring_up && return 0
   warn "the local device is up, the remote one ($(remote_name)) is not:" \
-    "'$program down' and '$program up' try again"
+    "'$program remote-up' tries again"
   return 1
+}
+
+# `remote-up`: the remote device alone (cswap-remote.service's ExecStart=,
+# and `up` with frontend = remote).
+cmd_remote_up ()
+{
+  check_config
+  require_root "remote-up"
+  remote_wanted || die $EXIT_USAGE "remote-up: no remote = HOST in $config"
+  remote_bring_up || exit $EXIT_FAILED
+  [[ $frontend == remote ]] && tune
+  return 0
+}
+
+# `remote-down`: swap off and disconnect the remote device alone.
+cmd_remote_down ()
+{
+  require_root "remote-down"
+  [[ -e $state_dir/remote ]] || { say "remote not up"; return 0; }
+  remote_detach || exit $?
+  [[ -e $state_file ]] || untune
+  say "remote down"
 }
 
 cmd_up ()
@@ -164,13 +161,15 @@ cmd_up ()
   check_config
   require_root "up"
   if [[ $frontend == remote ]]; then
-    remote_only_up
-    return
+    cmd_remote_up
+    say "take it down with: $program${config_given:+ -c $config} down"
+    return 0
   fi
   read_devices
   pid=$(state_get pid)
   if ladder_up && daemon_alive "$pid"; then
     say "already up: ${devices[*]} (daemon $pid)"
+    remote_beside_local || return $EXIT_FAILED
     return 0
   fi
   if [[ -e $state_file ]]; then
@@ -204,10 +203,9 @@ cmd_up ()
     clear_leftovers
     exit $EXIT_FAILED
   fi
-  remote_beside_local || remote_status=$EXIT_FAILED
   tune
   say "up: $(swap_on_what), daemon $pid"
-  remote_up && say "and swap on $(state_get remote_device) below it, remote $(state_get remote)"
+  remote_beside_local || remote_status=$EXIT_FAILED
   say "take it down with: $program${config_given:+ -c $config} down"
   return $remote_status
 }
@@ -216,16 +214,14 @@ cmd_down ()
 {
   local pid status
   require_root "down"
+  # The remote device first: the lowest priority, the coldest pages.
+  if [[ -e $state_dir/remote ]]; then
+    remote_detach || exit $?
+    say "remote down"
+  fi
   if [[ ! -e $state_file ]]; then
     say "not up (no $state_file)"
     untune
-    return 0
-  fi
-  # The remote device first: the lowest priority, the coldest pages.
-  remote_detach || exit $?
-  if [[ $(state_get frontend) == remote ]]; then
-    clear_leftovers
-    say "down"
     return 0
   fi
   pid=$(state_get pid)
@@ -255,12 +251,19 @@ cmd_status ()
 {
   local pid socket_path used online
   if [[ ! -e $state_file ]]; then
+    if [[ -e $state_dir/remote ]]; then
+      if remote_up; then
+        say "active: remote $(remote_get device)"
+      else
+        say "not active: the remote device is not swap"
+      fi
+      head -n 1 /proc/swaps
+      remote_status_lines
+      remote_up || exit $EXIT_INACTIVE
+      return 0
+    fi
     say "not up"
     exit $EXIT_INACTIVE
-  fi
-  if [[ $(state_get frontend) == remote ]]; then
-    remote_status
-    return
   fi
   pid=$(state_get pid)
   read_devices
@@ -285,9 +288,8 @@ cmd_status ()
     online=$(online_devices | tr '\n' ' ')
     echo "ladder:     follow, headroom $(state_get ladder_headroom): $(wc -w <<<"$online") of ${#devices[@]} steps online: ${online% }"
   fi
-  [[ -n $(state_get remote_device) ]] \
-    && echo "remote:     $(state_get remote_device), $(state_get remote)"
-  awk -v list=" ${devices[*]} $(state_get remote_device) " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
+  awk -v list=" ${devices[*]} " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
+  remote_status_lines
   if daemon_alive "$pid" && [[ -x $cswapctl && -S $socket_path ]]; then
     echo
     "$cswapctl" --socket "$socket_path" stats || warn "cswapctl stats failed"
@@ -297,19 +299,4 @@ cmd_status ()
     fi
   fi
   ladder_up && daemon_alive "$pid" || exit $EXIT_INACTIVE
-}
-
-# `status` with frontend = remote: the remote device and its swap line.
-remote_status ()
-{
-  local dev
-  dev=$(state_get remote_device)
-  if remote_up; then
-    say "active: $dev, remote $(state_get remote)"
-  else
-    say "not active: remote device ${dev:-none}${dev:+ is not swap}"
-  fi
-  echo "config:     $(state_get config)"
-  awk -v a="$dev" 'NR == 1 || $1 == a' /proc/swaps
-  remote_up || exit $EXIT_INACTIVE
 }

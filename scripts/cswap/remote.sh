@@ -12,8 +12,18 @@
 # The remote's settings, from read_config: remote (the server; empty: no
 # remote device), remote_port, remote_export, remote_connections,
 # remote_timeout and the TLS files.
+#
+# The remote device keeps its own record, $state_dir/remote (device=,
+# name=), apart from the local daemon's state: each comes and goes on its
+# own (cswap-remote.service after the network, cswap.service before it),
+# and clearing what a dead daemon left must not forget a remote device
+# that is still swap.
 
 remote_wanted () { [[ -n $remote ]]; }
+
+# remote_get KEY, remote_set KEY VALUE: the remote device's record.
+remote_get () { local state_file=$state_dir/remote; state_get "$1"; }
+remote_set () { local state_file=$state_dir/remote; state_set "$1" "$2"; }
 
 # remote_name: the server and export, in words.
 remote_name ()
@@ -45,7 +55,7 @@ remote_client_args ()
 remote_tls () { [[ -n $remote_certfile || -n $remote_cacertfile ]]; }
 
 # remote_attach PRIORITY: connects a free nbd device to the server, makes
-# it swap and turns it on at PRIORITY.  Records remote_device.  Returns 0,
+# it swap and turns it on at PRIORITY.  Records the device.  Returns 0,
 # or 1 after undoing its part.
 remote_attach ()
 {
@@ -60,8 +70,7 @@ remote_attach ()
     warn "remote: nbd-client $(remote_name) $dev failed"
     return 1
   fi
-  state_set remote_device "$dev"
-  state_set remote "$(remote_name)"
+  mkdir -p "$state_dir" && remote_set device "$dev" && remote_set name "$(remote_name)"
   if ! mkswap "$dev" >/dev/null; then
     warn "remote: mkswap $dev failed"
     remote_detach
@@ -80,15 +89,15 @@ remote_attach ()
 remote_detach ()
 {
   local dev
-  dev=$(state_get remote_device)
-  [[ -n $dev ]] || return 0
-  if ! swap_off "$dev"; then
-    warn "swapoff $dev failed: the remote device is still swap; free memory, then run '$program down' again"
-    return $EXIT_REFUSED
+  dev=$(remote_get device)
+  if [[ -n $dev ]]; then
+    if ! swap_off "$dev"; then
+      warn "swapoff $dev failed: the remote device is still swap; free memory, then run '$program down' again"
+      return $EXIT_REFUSED
+    fi
+    nbd-client -d "$dev" >/dev/null 2>&1 || { warn "nbd-client -d $dev failed"; return $EXIT_FAILED; }
   fi
-  nbd-client -d "$dev" >/dev/null 2>&1 || { warn "nbd-client -d $dev failed"; return $EXIT_FAILED; }
-  state_unset remote_device
-  state_unset remote
+  rm -f "$state_dir/remote" "$state_dir/remote.tmp"
   return 0
 }
 
@@ -96,6 +105,46 @@ remote_detach ()
 remote_up ()
 {
   local dev
-  dev=$(state_get remote_device)
+  dev=$(remote_get device)
   [[ -n $dev ]] && is_swap "$dev"
+}
+
+# remote_priority: one below the local ladder's lowest step, if the local
+# device is up, at least 0; else the configured priority.
+remote_priority ()
+{
+  local below=$priority
+  read_devices
+  [[ ${#devices[@]} -gt 0 ]] && below=$((priority - ${#devices[@]}))
+  echo $((below < 0 ? 0 : below))
+}
+
+# remote_bring_up: the remote device up (or already), at remote_priority;
+# 0, or 1 with what failed said.
+remote_bring_up ()
+{
+  local prio
+  if remote_up; then
+    say "remote already up: $(remote_get device), $(remote_get name)"
+    return 0
+  fi
+  # A record left by a device that is no longer swap: cleared first.
+  [[ -e $state_dir/remote ]] && { remote_detach || return 1; }
+  prio=$(remote_priority)
+  remote_attach "$prio" || return 1
+  say "swap on $(remote_get device) (priority $prio), remote $(remote_get name)"
+}
+
+# The remote device's line for `status`, and its /proc/swaps line.
+remote_status_lines ()
+{
+  local dev
+  dev=$(remote_get device)
+  [[ -n $dev ]] || return 0
+  if remote_up; then
+    echo "remote:     $dev, $(remote_get name)"
+  else
+    echo "remote:     $dev, $(remote_get name): not swap"
+  fi
+  awk -v a="$dev" 'NR > 1 && $1 == a' /proc/swaps
 }

@@ -96,7 +96,7 @@ check "cswapctl stats: no argument" completes "$cswapctl" stats '' :
 # ------------------------------------------------------------- cswap ----
 
 check "cswap: every command" \
-  completes "$cswap" '' : up down status check run attach detach tune untune
+  completes "$cswap" '' : up down status check run attach detach tune untune remote-up remote-down
 check "cswap: every long option" \
   completes "$cswap" - : --config --timeout --pid --help --version
 check "cswap --config: file names" \

@@ -100,6 +100,7 @@ same_list () {
 
 sort >"$tmp/cswap.expected" <<EOF
 /etc/cswap.conf
+$unitdir/cswap-remote.service
 $unitdir/cswap.service
 /usr/sbin/cswap
 /usr/sbin/cswap-fuse
@@ -323,7 +324,7 @@ check "prerm upgrade leaves a running device alone" \
 run_script 1 0 "$info/prerm" remove
 check "prerm remove with the device up: cswap down, then the service stops" \
   eval 'test "$rc" -eq 0 && test "$(cat "$calls")" = "cswap down
-deb-systemd-invoke stop cswap.service"'
+deb-systemd-invoke stop cswap-remote.service cswap.service"'
 run_script 1 4 "$info/prerm" remove
 check "prerm remove fails when cswap down refuses (swapoff failed)" \
   test "$rc" -ne 0
@@ -332,6 +333,6 @@ check "and says the device is still up" \
   grep -q "swap device is still up" <<<"$out"
 run_script 0 0 "$info/prerm" remove
 check "prerm remove with no device: the service stops, cswap down is not run" \
-  test "$rc" -eq 0 -a "$(cat "$calls")" = "deb-systemd-invoke stop cswap.service"
+  test "$rc" -eq 0 -a "$(cat "$calls")" = "deb-systemd-invoke stop cswap-remote.service cswap.service"
 
 done_testing

@@ -45,6 +45,7 @@ rm -f "$dest.log"
 
 for file in "$sbindir/cswap" "$sbindir/cswap-fuse" "$sbindir/cswapctl" \
             "$plugindir/nbdkit-cswap-plugin.so" "$unitdir/cswap.service" \
+            "$unitdir/cswap-remote.service" \
             "$sysconfdir/cswap.conf.example" \
             "$mandir/man1/nbdkit-cswap-plugin.1" "$mandir/man8/cswap.8" \
             "$mandir/man8/cswap-fuse.8" "$mandir/man5/cswap.conf.5" \
@@ -96,6 +97,11 @@ unit=$dest$unitdir/cswap.service
 check "the unit runs $sbindir/cswap" \
   grep -q "^ExecStart=$sbindir/cswap run\$" "$unit"
 check "the unit is Type=notify" grep -q '^Type=notify$' "$unit"
+remote_unit=$dest$unitdir/cswap-remote.service
+check "cswap-remote.service runs $sbindir/cswap remote-up" \
+  grep -q "^ExecStart=$sbindir/cswap remote-up\$" "$remote_unit"
+check "and stops with remote-down" \
+  grep -q "^ExecStop=$sbindir/cswap --timeout 0 remote-down\$" "$remote_unit"
 
 check "the example configuration passes the installed cswap-fuse --check-config" \
   eval '[[ $("$dest$sbindir/cswap-fuse" --check-config "$dest$sysconfdir/cswap.conf.example" | tail -n 1) == ok ]]'
@@ -115,12 +121,13 @@ if command -v systemd-analyze >/dev/null; then
   # --root: Exec paths are looked up in the installed tree; MANPATH: so
   # are the Documentation= man pages.  Without the sanitizer preload,
   # which man(1) does not survive.
-  out=$(cd / && MANPATH=$dest$mandir env -u LD_PRELOAD systemd-analyze verify --root="$dest" \
-        "$unit" 2>&1)
-  status=$?
-  check "systemd-analyze verify cswap.service" \
-    test "$status" -eq 0 -a -z "$out"
-  [[ -z $out ]] || sed 's/^/# /' <<<"$out"
+  for u in "$unit" "$remote_unit"; do
+    out=$(cd / && MANPATH=$dest$mandir env -u LD_PRELOAD systemd-analyze verify --root="$dest" \
+          "$u" 2>&1)
+    status=$?
+    check "systemd-analyze verify ${u##*/}" test "$status" -eq 0 -a -z "$out"
+    [[ -z $out ]] || sed 's/^/# /' <<<"$out"
+  done
   # And that it would notice: a unit whose helper is missing fails.
   mv "$helper" "$helper.moved"
   check "systemd-analyze verify notices a missing ExecStart binary" \

@@ -234,7 +234,10 @@ check "and says the local device is up and the remote is not" \
   grep -q "the local device is up, the remote one (127.0.0.1:1) is not" "$CLEANUP_DIR/up-remote.out"
 read -ra devs <<<"$(state_devices)"
 check "the local ladder is swap" eval '[[ ${#devs[@]} -eq 5 && -n $(used_kib "${devs[0]}") ]]'
-check "no remote device is recorded" eval '! grep -q "^remote_device=" "$CSWAP_STATE_DIR/state"'
+check "no remote device is recorded" test ! -e "$CSWAP_STATE_DIR/remote"
+cswap_run remote-up-again remote-up
+check "cswap remote-up alone tries again, and exits 1" test "$status" -eq 1
+check "leaving the local ladder swap" eval '[[ -n $(used_kib "${devs[0]}") ]]'
 cswap_run status-remote status
 check "cswap status exits 0: the local device is up" test "$status" -eq 0
 cswap_run down-remote --timeout 120 down
@@ -252,4 +255,10 @@ check "frontend = remote, unreachable: cswap up exits 1" test "$status" -eq 1
 check "and leaves no state" test ! -e "$CSWAP_STATE_DIR/state"
 cswap_run status-remote-only status
 check "cswap status then exits 3" test "$status" -eq 3
+cswap_run remote-down-none remote-down
+check "cswap remote-down with nothing up exits 0" test "$status" -eq 0
+sed -i '/^remote/d; /^frontend/d' "$CLEANUP_DIR/cswap.conf"
+cswap_run remote-up-none remote-up
+check "cswap remote-up without remote = HOST exits 2" test "$status" -eq 2
+check "and says so" grep -q "no remote = HOST" "$CLEANUP_DIR/remote-up-none.out"
 tap_done
