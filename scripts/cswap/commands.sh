@@ -212,18 +212,20 @@ cmd_up ()
 
 cmd_down ()
 {
-  local pid status
+  local pid status remote_was=
   require_root "down"
   # The remote device first: the lowest priority, the coldest pages.
   if [[ -e $state_dir/remote ]]; then
     remote_detach || exit $?
-    say "remote down"
+    remote_was=1
   fi
   if [[ ! -e $state_file ]]; then
-    say "not up (no $state_file)"
     untune
+    [[ -n $remote_was ]] && { say "down"; return 0; }
+    say "not up (no $state_file)"
     return 0
   fi
+  [[ -n $remote_was ]] && say "remote down"
   pid=$(state_get pid)
   if ! daemon_alive "$pid"; then
     say "the daemon (${pid:-no PID}) is gone: clearing what it left"
