@@ -54,7 +54,7 @@ enum cswap_frontend {
 
 /* The service keys: how `cswap up` attaches the device. */
 struct cswap_service {
-  enum cswap_frontend frontend; /* frontend = fuse|nbd */
+  enum cswap_frontend frontend; /* frontend = fuse|nbd|remote */
   int priority;                 /* priority = -1..32767, swapon -p */
   char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
   uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */

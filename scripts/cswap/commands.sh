@@ -133,16 +133,22 @@ remote_beside_local ()
   return 1
 }
 
-# `remote-up`: the remote device alone (cswap-remote.service's ExecStart=,
-# and `up` with frontend = remote).
-cmd_remote_up ()
+# The remote device alone, the configuration read: `remote-up`, and `up`
+# with frontend = remote.
+remote_alone_up ()
 {
-  check_config
-  require_root "remote-up"
   remote_wanted || die $EXIT_USAGE "remote-up: no remote = HOST in $config"
   remote_bring_up || exit $EXIT_FAILED
   [[ $frontend == remote ]] && tune
   return 0
+}
+
+# `remote-up`: cswap-remote.service's ExecStart=.
+cmd_remote_up ()
+{
+  check_config
+  require_root "remote-up"
+  remote_alone_up
 }
 
 # `remote-down`: swap off and disconnect the remote device alone.
@@ -161,7 +167,7 @@ cmd_up ()
   check_config
   require_root "up"
   if [[ $frontend == remote ]]; then
-    cmd_remote_up
+    remote_alone_up
     say "take it down with: $program${config_given:+ -c $config} down"
     return 0
   fi
@@ -259,8 +265,8 @@ cmd_status ()
       else
         say "not active: the remote device is not swap"
       fi
-      head -n 1 /proc/swaps
-      remote_status_lines
+      remote_status_line
+      awk -v a="$(remote_get device)" 'NR == 1 || $1 == a' /proc/swaps
       remote_up || exit $EXIT_INACTIVE
       return 0
     fi
@@ -290,8 +296,8 @@ cmd_status ()
     online=$(online_devices | tr '\n' ' ')
     echo "ladder:     follow, headroom $(state_get ladder_headroom): $(wc -w <<<"$online") of ${#devices[@]} steps online: ${online% }"
   fi
-  awk -v list=" ${devices[*]} " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
-  remote_status_lines
+  remote_status_line
+  awk -v list=" ${devices[*]} $(remote_get device) " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps
   if daemon_alive "$pid" && [[ -x $cswapctl && -S $socket_path ]]; then
     echo
     "$cswapctl" --socket "$socket_path" stats || warn "cswapctl stats failed"

@@ -135,8 +135,8 @@ remote_bring_up ()
   say "swap on $(remote_get device) (priority $prio), remote $(remote_get name)"
 }
 
-# The remote device's line for `status`, and its /proc/swaps line.
-remote_status_lines ()
+# The remote device's line for `status` (nothing without one).
+remote_status_line ()
 {
   local dev
   dev=$(remote_get device)
@@ -146,5 +146,4 @@ remote_status_lines ()
   else
     echo "remote:     $dev, $(remote_get name): not swap"
   fi
-  awk -v a="$dev" 'NR > 1 && $1 == a' /proc/swaps
 }
