@@ -4,7 +4,7 @@
 #
 # usage: test-vm-swap.sh DEVICE…   (guest-swap's devices: cswap-fuse,
 #                                   cswap-nbd, zram-lz4, up-fuse, up-nbd,
-#                                   up-remote)
+#                                   up-remote, up-both)
 #
 # For each DEVICE: a 256 MiB VM (tests/vm/cswap-vm) with no cgroup runs
 # fill-check, which fills 1.5 times the VM's RAM and then reads every
