@@ -103,6 +103,7 @@ sort >"$tmp/cswap.expected" <<EOF
 $unitdir/cswap-remote.service
 $unitdir/cswap.service
 /usr/sbin/cswap
+/usr/sbin/cswap-connect
 /usr/sbin/cswap-fuse
 /usr/sbin/cswapctl
 /usr/share/bash-completion/completions/cswap
@@ -111,6 +112,7 @@ $unitdir/cswap.service
 /usr/share/doc/cswap/copyright
 /usr/share/lintian/overrides/cswap
 /usr/share/man/man5/cswap.conf.5.gz
+/usr/share/man/man8/cswap-connect.8.gz
 /usr/share/man/man8/cswap-fuse.8.gz
 /usr/share/man/man8/cswap.8.gz
 /usr/share/man/man8/cswapctl.8.gz
