@@ -31,25 +31,29 @@ remote_name ()
   echo "$remote:$remote_port${remote_export:+ export \"$remote_export\"}"
 }
 
-# remote_client_args DEV: nbd-client's command line for DEV, in the array
-# client_args.  The block size is the page's; netlink (nbd-client's
-# default) hands the socket to the kernel and leaves no process behind,
-# so nothing in userspace is on the swap path.  With TLS that is not so:
-# nbd-client keeps a proxy process between the kernel and the server,
-# and -swap locks it in memory.
+# remote_client_args DEV: the command that connects DEV, in the array
+# client_args: nbd-client for plain TCP; cswap-connect(8) with TLS, which
+# hands the kernel the TLS session with the socket (kernel TLS), where
+# nbd-client would keep a proxy process of its own in the swap path.
+# Either way the socket is the kernel's and no process is left behind.
+# The block size is the page's.
 remote_client_args ()
 {
-  client_args=("$remote" "$remote_port" "$1" -block-size 4096)
+  if remote_tls; then
+    client_args=("$cswap_connect" "$remote" "$remote_port" "$1")
+    [[ -n $remote_export ]] && client_args+=(--export "$remote_export")
+    ((remote_connections > 1)) && client_args+=(--connections "$remote_connections")
+    ((remote_timeout > 0)) && client_args+=(--timeout "$remote_timeout")
+    [[ -n $remote_certfile ]] \
+      && client_args+=(--certfile "$remote_certfile" --keyfile "$remote_keyfile")
+    [[ -n $remote_cacertfile ]] && client_args+=(--cacertfile "$remote_cacertfile")
+    [[ -n $remote_tlshostname ]] && client_args+=(--tlshostname "$remote_tlshostname")
+    return
+  fi
+  client_args=(nbd-client "$remote" "$remote_port" "$1" -block-size 4096)
   [[ -n $remote_export ]] && client_args+=(-name "$remote_export")
   ((remote_connections > 1)) && client_args+=(-connections "$remote_connections")
   ((remote_timeout > 0)) && client_args+=(-timeout "$remote_timeout")
-  if remote_tls; then
-    [[ -n $remote_certfile ]] \
-      && client_args+=(-certfile "$remote_certfile" -keyfile "$remote_keyfile")
-    [[ -n $remote_cacertfile ]] && client_args+=(-cacertfile "$remote_cacertfile")
-    [[ -n $remote_tlshostname ]] && client_args+=(-tlshostname "$remote_tlshostname")
-    client_args+=(-enable-tls -swap)
-  fi
 }
 
 remote_tls () { [[ -n $remote_certfile || -n $remote_cacertfile ]]; }
@@ -62,12 +66,11 @@ remote_attach ()
   local dev client_args=()
   command -v nbd-client >/dev/null || { warn "remote: nbd-client is not installed"; return 1; }
   modprobe nbd 2>/dev/null
+  remote_tls && modprobe tls 2>/dev/null
   dev=$(free_nbd_device) || { warn "remote: no free /dev/nbdN (is the nbd module loaded?)"; return 1; }
   remote_client_args "$dev"
-  remote_tls && warn "remote: nbd-client's TLS runs a userspace proxy in the swap path," \
-    "which can deadlock under memory pressure (doc/design.md, \"Many exports, one store\": TLS)"
-  if ! nbd-client "${client_args[@]}" >/dev/null; then
-    warn "remote: nbd-client $(remote_name) $dev failed"
+  if ! "${client_args[@]}" >/dev/null; then
+    warn "remote: ${client_args[0]##*/} $(remote_name) $dev failed"
     return 1
   fi
   mkdir -p "$state_dir" && remote_set device "$dev" && remote_set name "$(remote_name)"
