@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # cswap: tests/vm/pki.sh — sourced: certificates for nbdkit's and
 # nbd-client's TLS, made with openssl in the guest.
 #
