@@ -46,54 +46,42 @@ channel_error (const struct nbd_channel *channel, const char *what)
   return -1;
 }
 
+/* Moves all LEN bytes of BUF through the channel: in (read) or out. */
 static int
-channel_write (struct nbd_channel *channel, const void *buf, size_t len,
-               const char *what)
+channel_transfer (struct nbd_channel *channel, char *buf, size_t len, bool in,
+                  const char *what)
 {
-  const char *p = buf;
-
   while (len > 0) {
     ssize_t n;
 
     errno = 0;
     if (channel->ssl)
-      n = SSL_write (channel->ssl, p, len);
+      n = in ? SSL_read (channel->ssl, buf, len) : SSL_write (channel->ssl, buf, len);
     else
-      n = send (channel->fd, p, len, MSG_NOSIGNAL);
+      n = in ? recv (channel->fd, buf, len, 0) : send (channel->fd, buf, len, MSG_NOSIGNAL);
     if (n <= 0) {
       if (!channel->ssl && n < 0 && errno == EINTR)
         continue;
       return channel_error (channel, what);
     }
-    p += n;
+    buf += n;
     len -= n;
   }
   return 0;
 }
 
 static int
+channel_write (struct nbd_channel *channel, const void *buf, size_t len,
+               const char *what)
+{
+  return channel_transfer (channel, (char *) buf, len, false, what);
+}
+
+static int
 channel_read (struct nbd_channel *channel, void *buf, size_t len,
               const char *what)
 {
-  char *p = buf;
-
-  while (len > 0) {
-    ssize_t n;
-
-    errno = 0;
-    if (channel->ssl)
-      n = SSL_read (channel->ssl, p, len);
-    else
-      n = recv (channel->fd, p, len, 0);
-    if (n <= 0) {
-      if (!channel->ssl && n < 0 && errno == EINTR)
-        continue;
-      return channel_error (channel, what);
-    }
-    p += n;
-    len -= n;
-  }
-  return 0;
+  return channel_transfer (channel, buf, len, true, what);
 }
 
 int
