@@ -5,7 +5,7 @@
 # servers on 127.0.0.1 each failure names its cause with exit 1: nothing
 # listening, a server that is not NBD, one that refuses STARTTLS, a
 # server certificate of another CA or for another name, a client
-# certificate the server does not take.  With the right files the TLS
+# certificate the server does not take, malformed replies.  With the right files the TLS
 # handshake succeeds and it fails further on, at kernel TLS (this host's
 # kernel has none) or at the nbd driver, never at the handshake.
 set -u
@@ -87,6 +87,30 @@ pids+=($!)
 sleep 0.5
 check "a server that is not NBD: exit 1, said so" \
   exits 1 "not a fixed newstyle NBD server" "$connect" "${client[@]}" 127.0.0.1 "$junk_port" /dev/nbd0
+
+# fake_nbd PORT MAGIC LENGTH: a server on PORT that greets as NBD does,
+# then answers NBD_OPT_STARTTLS with a reply of that magic and length.
+fake_nbd () {
+  /usr/bin/python3 -c '
+import socket, struct, sys
+port, magic, length = (int(a, 0) for a in sys.argv[1:])
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port)); s.listen()
+while True:
+    c, _ = s.accept()
+    c.sendall(b"NBDMAGIC" + struct.pack(">QH", 0x49484156454F5054, 3))
+    c.recv(4); c.recv(16)
+    c.sendall(struct.pack(">QIII", magic, 5, 1, length)); c.close()' "$@" &
+  pids+=($!)
+}
+fake_port=$(free_port) huge_port=$(free_port)
+fake_nbd "$fake_port" 0x1234 0
+fake_nbd "$huge_port" 0x3e889045565a9 $((1 << 30))
+sleep 0.5
+check "a reply of the wrong magic: exit 1, malformed" \
+  exits 1 "NBD_OPT_STARTTLS: a malformed reply" "$connect" "${client[@]}" 127.0.0.1 "$fake_port" /dev/nbd0
+check "a reply claiming 1 GiB: exit 1, malformed, nothing allocated for it" \
+  exits 1 "NBD_OPT_STARTTLS: a malformed reply" "$connect" "${client[@]}" 127.0.0.1 "$huge_port" /dev/nbd0
 
 plain_port=$(free_port)
 start_nbdkit "$plain_port" --tls=off || skip "nbdkit did not start: $(cat "$work/$plain_port.log")"
