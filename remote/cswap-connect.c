@@ -29,6 +29,7 @@
 #include "ktls-session.h"
 #include "nbd-channel.h"
 #include "nbd-netlink.h"
+#include "tool-option.h"
 
 #define MAX_CONNECTIONS 16
 /* A server that stops answering during the handshake is given up. */
@@ -62,23 +63,6 @@ usage (FILE *out)
          "  -V, --version            the version\n", out);
 }
 
-static unsigned long
-parse_number (const char *option, const char *value, unsigned long min,
-              unsigned long max)
-{
-  char *end;
-  unsigned long n;
-
-  errno = 0;
-  n = strtoul (value, &end, 10);
-  if (errno || end == value || *end || value[0] == '-' || n < min || n > max) {
-    fprintf (stderr, "cswap-connect: %s: '%s' is not a number from %lu to %lu\n",
-             option, value, min, max);
-    exit (2);
-  }
-  return n;
-}
-
 static void
 parse_options (int argc, char *argv[], struct options *options)
 {
@@ -103,9 +87,9 @@ parse_options (int argc, char *argv[], struct options *options)
     switch (c) {
     case 'N': options->export = optarg; break;
     case 'C':
-      options->connections = parse_number ("--connections", optarg, 1, MAX_CONNECTIONS);
+      options->connections = tool_option_uint64 ("--connections", optarg, 1, MAX_CONNECTIONS);
       break;
-    case 't': options->timeout = parse_number ("--timeout", optarg, 1, INT_MAX); break;
+    case 't': options->timeout = tool_option_uint64 ("--timeout", optarg, 1, INT_MAX); break;
     case CERTFILE: options->tls.certfile = optarg; break;
     case KEYFILE: options->tls.keyfile = optarg; break;
     case CACERTFILE: options->tls.cacertfile = optarg; break;

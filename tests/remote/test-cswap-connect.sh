@@ -54,7 +54,7 @@ for form in "--connections 0" "--connections=17" "-C abc" "-C -1" "--timeout 0" 
             "-t 1x" "--timeout=99999999999"; do
   # shellcheck disable=SC2086  # the form is two words or one
   check "$form: exit 2, not a number in range" \
-    exits 2 "is not a number from" "$connect" $form h 1 /dev/nbd0
+    exits 2 "(want 1\.\." "$connect" $form h 1 /dev/nbd0
 done
 check "--certfile without --keyfile: exit 2" \
   exits 2 "go together" "$connect" --certfile "$work/pki/client-cert.pem" h 1 /dev/nbd0
