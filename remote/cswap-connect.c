@@ -29,9 +29,10 @@
 #include "ktls-session.h"
 #include "nbd-channel.h"
 #include "nbd-netlink.h"
+#include "page.h"
+#include "parse.h"
 #include "tool-option.h"
 
-#define MAX_CONNECTIONS 16
 /* A server that stops answering during the handshake is given up. */
 #define NEGOTIATE_SECONDS 30
 
@@ -80,14 +81,15 @@ parse_options (int argc, char *argv[], struct options *options)
     { NULL, 0, NULL, 0 }
   };
   int c;
-  char *end;
+  uint64_t index;
+  const char *why;
 
   *options = (struct options) { .export = "", .connections = 1 };
   while ((c = getopt_long (argc, argv, "N:C:t:hV", long_options, NULL)) != -1) {
     switch (c) {
     case 'N': options->export = optarg; break;
     case 'C':
-      options->connections = tool_option_uint64 ("--connections", optarg, 1, MAX_CONNECTIONS);
+      options->connections = tool_option_uint64 ("--connections", optarg, 1, NBD_NETLINK_MAX_SOCKETS);
       break;
     case 't': options->timeout = tool_option_uint64 ("--timeout", optarg, 1, INT_MAX); break;
     case CERTFILE: options->tls.certfile = optarg; break;
@@ -96,34 +98,33 @@ parse_options (int argc, char *argv[], struct options *options)
     case TLSHOSTNAME: options->tls.hostname = optarg; break;
     case 'h': usage (stdout); exit (0);
     case 'V': printf ("cswap-connect %s\n", CSWAP_VERSION); exit (0);
-    default: usage (stderr); exit (2);
+    default: usage (stderr); exit (TOOL_EXIT_SETUP);
     }
   }
   if (argc - optind != 3) {
     fputs ("cswap-connect: HOST PORT /dev/nbdN are needed\n", stderr);
     usage (stderr);
-    exit (2);
+    exit (TOOL_EXIT_SETUP);
   }
   options->host = argv[optind];
   options->port = argv[optind + 1];
   options->device = argv[optind + 2];
   if (!options->tls.certfile != !options->tls.keyfile) {
     fputs ("cswap-connect: --certfile and --keyfile go together\n", stderr);
-    exit (2);
+    exit (TOOL_EXIT_SETUP);
   }
-  if (strncmp (options->device, "/dev/nbd", 8) || options->device[8] < '0'
-      || options->device[8] > '9'
-      || (errno = 0, options->index = strtoul (options->device + 8, &end, 10),
-          errno || *end)) {
+  if (strncmp (options->device, "/dev/nbd", 8)
+      || parse_uint64 (options->device + 8, 0, UINT32_MAX, &index, &why)) {
     fprintf (stderr, "cswap-connect: %s: not /dev/nbdN\n", options->device);
-    exit (2);
+    exit (TOOL_EXIT_SETUP);
   }
+  options->index = index;
   if (options->tls.hostname == NULL)
     options->tls.hostname = options->host;
 }
 
 /* A TCP connection to HOST:PORT, with the negotiation's time limit on it
- * (which set_socket_timeout lifts before the kernel takes it), or -1.
+ * (which hand_over lifts before the kernel takes it), or -1.
  */
 static int
 tcp_connect (const char *host, const char *port, const char *server)
@@ -191,8 +192,8 @@ int
 main (int argc, char *argv[])
 {
   struct options options;
-  struct nbd_channel channels[MAX_CONNECTIONS] = { 0 };
-  int fds[MAX_CONNECTIONS];
+  struct nbd_channel channels[NBD_NETLINK_MAX_SOCKETS] = { 0 };
+  int fds[NBD_NETLINK_MAX_SOCKETS];
   struct nbd_export_info info, first = { 0 };
   struct nbd_device_settings settings;
   char server[300];
@@ -218,7 +219,7 @@ main (int argc, char *argv[])
     fds[n] = channels[n].fd;
   }
   settings = (struct nbd_device_settings) {
-    .index = options.index, .size = first.size, .block_size = 4096,
+    .index = options.index, .size = first.size, .block_size = CSWAP_PAGE_SIZE,
     .server_flags = first.transmission_flags, .timeout = options.timeout,
   };
   if (nbd_netlink_connect (&settings, fds, n) == 0) {
@@ -234,7 +235,7 @@ main (int argc, char *argv[])
    */
   for (i = 0; i <= n && i < options.connections; i++) {
     SSL_free (channels[i].ssl);
-    if (channels[i].fd > 0)
+    if (channels[i].fd >= 0)
       close (channels[i].fd);
   }
   SSL_CTX_free (context);

@@ -2,6 +2,7 @@
  * as nbd-client does it (its netlink_configure), with the kernel's own
  * headers and no library: two requests, each acknowledged.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 
 #include "nbd-netlink.h"
 
-/* Room for the requests here: a few attributes and up to 16 sockets. */
+/* Room for the requests here: a few attributes and up to
+ * NBD_NETLINK_MAX_SOCKETS sockets (12 bytes each).
+ */
 #define MESSAGE_MAX 1024
 
 struct message {
@@ -147,8 +150,7 @@ nbd_netlink_connect (const struct nbd_device_settings *settings,
   uint32_t index = settings->index;
   int sock, family, error = 0;
 
-  if (n_fds == 0 || n_fds > 16)
-    return -1;
+  assert (n_fds >= 1 && n_fds <= NBD_NETLINK_MAX_SOCKETS);
   sock = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
   if (sock < 0) {
     perror ("cswap-connect: netlink socket");

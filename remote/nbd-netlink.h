@@ -13,8 +13,12 @@ struct nbd_device_settings {
   uint64_t timeout;             /* seconds per request; 0: the driver's */
 };
 
-/* NBD_CMD_CONNECT: the device served by the N_FDS sockets FDS.  The
- * kernel takes its own reference to each.  -1 after printing why.
+/* The most sockets one device is connected with here. */
+#define NBD_NETLINK_MAX_SOCKETS 16
+
+/* NBD_CMD_CONNECT: the device served by the N_FDS sockets FDS (1 to
+ * NBD_NETLINK_MAX_SOCKETS).  The kernel takes its own reference to each.
+ * -1 after printing why.
  */
 extern int nbd_netlink_connect (const struct nbd_device_settings *settings,
                                 const int *fds, unsigned n_fds);
