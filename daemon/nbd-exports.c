@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "monotonic.h"
@@ -201,6 +203,19 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
   return 0;
 }
 
+void
+nbd_export_new_contents (struct nbd_export *export)
+{
+  uint64_t id;
+
+  /* Unique, not secret: GRND_INSECURE never waits for the entropy pool,
+   * which a swap service started early in boot may find empty.
+   */
+  if (getrandom (&id, sizeof id, GRND_INSECURE) != sizeof id)
+    id = monotonic_ns () ^ ((uint64_t) getpid () << 32);
+  atomic_store (&export->contents_id, id);
+}
+
 int
 nbd_exports_apply (struct nbd_exports *exports, struct store *store)
 {
@@ -208,6 +223,7 @@ nbd_exports_apply (struct nbd_exports *exports, struct store *store)
 
   for (unsigned i = 0; i < exports->count; i++) {
     exports->list[i].idle_since_ns = now_ns;
+    nbd_export_new_contents (&exports->list[i]);
     int r = store_set_area_limit (store, exports->list[i].area,
                                   exports->list[i].limit_bytes);
     if (r)
@@ -250,6 +266,7 @@ claim (struct nbd_exports *exports, struct store *store, const char *name,
     return NULL;
   }
   store_set_area_limit (store, e.area, e.limit_bytes);
+  nbd_export_new_contents (&e);
   exports->list[n] = e;
   exports->count = n + 1;       /* after the entry: readers take no lock */
   fprintf (stderr, "cswap: export \"%s\" made from export-template=%s\n",
@@ -336,6 +353,7 @@ nbd_exports_drop (struct nbd_exports *exports, struct store *store,
     export->dropping = true;
   }
   r = store_zero (store, size, export->area * size);
+  nbd_export_new_contents (export);
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
   export->dropping = false;
   export->idle_since_ns = monotonic_ns ();

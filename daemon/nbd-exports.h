@@ -20,6 +20,11 @@
  * drop`, or once no client has had it open for export-idle-drop=SECONDS
  * (nbd-exports-idle.c); never while a client has it open.  A dropped
  * export keeps its name (and a template's, its area) and reads as zeros.
+ * Each export has a contents id, random, new whenever its pages start
+ * empty (the server's start, a claim, a drop), and given to clients in
+ * its description: a client that connects again (cswap-connect
+ * --persist) compares it, so that it never takes a restarted server's
+ * zeros for the pages it left.
  *
  * Locking: the table is made by .config and .config_complete on
  * nbdkit's main thread, with room for every area then, so that it never
@@ -50,6 +55,7 @@ struct nbd_export {
   bool dropping;                /* claim_lock: its pages are being freed */
   uint64_t idle_since_ns;       /* claim_lock: monotonic, its last close
                                    (its claim, the server's start) */
+  _Atomic uint64_t contents_id; /* new when its pages start empty */
 };
 
 struct nbd_exports {
@@ -96,6 +102,8 @@ extern int nbd_exports_finish (struct nbd_exports *exports,
 extern int nbd_exports_apply (struct nbd_exports *exports,
                               struct store *store);
 
+/* A new contents id for EXPORT, whose pages start empty now. */
+extern void nbd_export_new_contents (struct nbd_export *export);
 /* Whether any export is configured or may be claimed. */
 static inline bool
 nbd_exports_active (const struct nbd_exports *exports)

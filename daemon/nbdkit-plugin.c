@@ -14,6 +14,7 @@
  * it daemonizes or runs --run, and neither survives a fork; the rest in
  * .unload.
  */
+#include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include <nbdkit-plugin.h>
 
 #include "config-file.h"
+#include "contents-id.h"
 #include "daemon-life.h"
 #include "full-warning.h"
 #include "memory-safety.h"
@@ -115,11 +117,15 @@ cswap_config_complete (void)
   return 0;
 }
 
+/* Without exports, every name is the one device (area 0 at offset 0). */
+static struct nbd_export whole_device = { .name = "", .area = 0 };
+
 static int
 cswap_get_ready (void)
 {
   if (daemon_prepare (&life, &options) == -1)
     return -1;
+  nbd_export_new_contents (&whole_device);
   int r = nbd_exports_apply (&exports, life.store);
   if (r) {
     nbdkit_error ("export quotas: %s", strerror (-r));
@@ -177,9 +183,6 @@ cswap_default_export (int readonly, int is_tls)
   return exports.configured ? exports.list[0].name : "";
 }
 
-/* Without exports, every name is the one device (area 0 at offset 0). */
-static struct nbd_export whole_device = { .name = "", .area = 0 };
-
 /* The handle is the export the client named. */
 static void *
 cswap_open (int readonly)
@@ -202,6 +205,17 @@ cswap_close (void *handle)
 {
   if (handle != &whole_device)
     nbd_exports_close (&exports, handle);
+}
+
+/* The export's description carries its contents id (contents-id.h). */
+static const char *
+cswap_export_description (void *handle)
+{
+  const struct nbd_export *e = handle;
+
+  return nbdkit_printf_intern ("cswap export \"%s\", " CONTENTS_ID_LABEL
+                               "%0*" PRIx64, e->name, CONTENTS_ID_DIGITS,
+                               atomic_load (&e->contents_id));
 }
 
 /* Where HANDLE's export starts in the store. */
@@ -366,6 +380,7 @@ static struct nbdkit_plugin plugin = {
   .default_export = cswap_default_export,
   .open = cswap_open,
   .close = cswap_close,
+  .export_description = cswap_export_description,
   .get_size = cswap_get_size,
   .block_size = cswap_block_size,
   .can_write = cswap_can_true,

@@ -9,37 +9,38 @@
  * socket (kernel TLS), NBD_OPT_GO already goes through the kernel's
  * records, and the sockets are handed to the nbd driver with
  * NBD_CMD_CONNECT, as nbd-client's netlink mode does.  No process is
- * left in the swap path.
+ * left in the swap path.  With --persist one stays beside it, out of the
+ * path, to replace a connection that dies (link-watch.h).
  *
  * Usage: cswap-connect [OPTION]... HOST PORT /dev/nbdN (see --help).
  */
-#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "ktls-session.h"
+#include "link-watch.h"
 #include "nbd-channel.h"
 #include "nbd-netlink.h"
 #include "page.h"
 #include "parse.h"
+#include "remote-negotiate.h"
 #include "tool-option.h"
 
-/* A server that stops answering during the handshake is given up. */
-#define NEGOTIATE_SECONDS 30
+/* --persist's request timeout when --timeout gives none: without one, a
+ * request in flight on a connection that died is never sent again.
+ */
+#define PERSIST_DEFAULT_TIMEOUT_S 30
 
 struct options {
   const char *host, *port, *device, *export;
   unsigned connections, index;
   uint64_t timeout;
+  uint64_t persist;             /* the dead-connection timeout; 0: exit */
   struct tls_files tls;
 };
 
@@ -53,7 +54,11 @@ usage (FILE *out)
          "\n"
          "  -N, --export NAME        the export (default: the server's default)\n"
          "  -C, --connections N      sockets, 1 to 16 (default 1)\n"
-         "  -t, --timeout SECONDS    the driver's per-request timeout (default: its own)\n"
+         "  -t, --timeout SECONDS    the driver's per-request timeout (default: its own;\n"
+         "                           with --persist, 30)\n"
+         "  -p, --persist SECONDS    stay in the background and replace a connection\n"
+         "                           that dies, while requests wait up to SECONDS for\n"
+         "                           it; never to an export whose contents changed\n"
          "      --certfile FILE      our certificate (with --keyfile)\n"
          "      --keyfile FILE       its key\n"
          "      --cacertfile FILE    the CA the server's certificate must chain to\n"
@@ -72,6 +77,7 @@ parse_options (int argc, char *argv[], struct options *options)
     { "export", required_argument, NULL, 'N' },
     { "connections", required_argument, NULL, 'C' },
     { "timeout", required_argument, NULL, 't' },
+    { "persist", required_argument, NULL, 'p' },
     { "certfile", required_argument, NULL, CERTFILE },
     { "keyfile", required_argument, NULL, KEYFILE },
     { "cacertfile", required_argument, NULL, CACERTFILE },
@@ -85,13 +91,14 @@ parse_options (int argc, char *argv[], struct options *options)
   const char *why;
 
   *options = (struct options) { .export = "", .connections = 1 };
-  while ((c = getopt_long (argc, argv, "N:C:t:hV", long_options, NULL)) != -1) {
+  while ((c = getopt_long (argc, argv, "N:C:t:p:hV", long_options, NULL)) != -1) {
     switch (c) {
     case 'N': options->export = optarg; break;
     case 'C':
       options->connections = tool_option_uint64 ("--connections", optarg, 1, NBD_NETLINK_MAX_SOCKETS);
       break;
     case 't': options->timeout = tool_option_uint64 ("--timeout", optarg, 1, INT_MAX); break;
+    case 'p': options->persist = tool_option_uint64 ("--persist", optarg, 1, INT_MAX); break;
     case CERTFILE: options->tls.certfile = optarg; break;
     case KEYFILE: options->tls.keyfile = optarg; break;
     case CACERTFILE: options->tls.cacertfile = optarg; break;
@@ -121,98 +128,99 @@ parse_options (int argc, char *argv[], struct options *options)
   options->index = index;
   if (options->tls.hostname == NULL)
     options->tls.hostname = options->host;
+  if (options->persist && options->timeout == 0)
+    options->timeout = PERSIST_DEFAULT_TIMEOUT_S;
 }
 
-/* A TCP connection to HOST:PORT, with the negotiation's time limit on it
- * (which hand_over lifts before the kernel takes it), or -1.
+/* --persist: the rest runs in a child, which stays; the parent exits with
+ * the child's connect status, told through a pipe, so that the caller
+ * still learns whether the device connected.  The child must be the one
+ * that connects: the driver records the connecting task
+ * (/sys/block/nbdN/pid), which is how the watcher knows the device is
+ * still its own.  Returns the pipe's write end in the child.
  */
 static int
-tcp_connect (const char *host, const char *port, const char *server)
+background (void)
 {
-  struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-  struct addrinfo *addresses, *a;
-  int error, fd = -1, saved_errno = 0;
+  int ready[2];
+  pid_t child;
+  char status;
 
-  error = getaddrinfo (host, port, &hints, &addresses);
-  if (error) {
-    fprintf (stderr, "cswap-connect: %s: %s\n", server, gai_strerror (error));
-    return -1;
+  if (pipe2 (ready, O_CLOEXEC)) {
+    perror ("cswap-connect: pipe");
+    exit (1);
   }
-  for (a = addresses; a && fd == -1; a = a->ai_next) {
-    struct timeval limit = { .tv_sec = NEGOTIATE_SECONDS };
-
-    fd = socket (a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd == -1)
-      continue;
-    setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-    if (connect (fd, a->ai_addr, a->ai_addrlen) == -1) {
-      saved_errno = errno;
-      close (fd);
-      fd = -1;
-    }
+  child = fork ();
+  if (child == -1) {
+    perror ("cswap-connect: fork");
+    exit (1);
   }
-  freeaddrinfo (addresses);
-  if (fd == -1)
-    fprintf (stderr, "cswap-connect: %s: %s\n", server, strerror (saved_errno));
-  return fd;
+  if (child > 0) {
+    close (ready[1]);
+    exit (read (ready[0], &status, 1) == 1 ? status : 1);
+  }
+  close (ready[0]);
+  setsid ();
+  return ready[1];
 }
 
-/* The socket as the nbd driver wants it: no time limit of ours on its
- * reads and writes (its own timeout is --timeout), no Nagle delay.
+/* Tells the waiting parent STATUS, and lets go of standard output, which
+ * a caller may be reading to its end.
  */
 static void
-hand_over (int fd)
+report (int ready, char status)
 {
-  struct timeval none = { 0 };
-  int on = 1;
+  int null = open ("/dev/null", O_WRONLY | O_CLOEXEC);
 
-  setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
-  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
-  setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-}
-
-/* One connection negotiated to the transmission phase, over kernel TLS. */
-static int
-negotiate (const struct options *options, SSL_CTX *context, const char *server,
-           struct nbd_channel *channel, struct nbd_export_info *info)
-{
-  *channel = (struct nbd_channel) { .server = server };
-  channel->fd = tcp_connect (options->host, options->port, server);
-  if (channel->fd == -1 || nbd_greet (channel) || nbd_start_tls (channel))
-    return -1;
-  channel->ssl = ktls_handshake (context, channel->fd, options->tls.hostname, server);
-  if (channel->ssl == NULL || nbd_go (channel, options->export, info))
-    return -1;
-  hand_over (channel->fd);
-  return 0;
+  fflush (stdout);
+  if (null >= 0) {
+    dup2 (null, STDOUT_FILENO);
+    close (null);
+  }
+  if (write (ready, &status, 1) != 1)
+    perror ("cswap-connect: telling the parent");
+  close (ready);
 }
 
 int
 main (int argc, char *argv[])
 {
   struct options options;
-  struct nbd_channel channels[NBD_NETLINK_MAX_SOCKETS] = { 0 };
+  struct nbd_channel channels[NBD_NETLINK_MAX_SOCKETS];
   int fds[NBD_NETLINK_MAX_SOCKETS];
   struct nbd_export_info info, first = { 0 };
   struct nbd_device_settings settings;
+  struct remote_target target;
   char server[300];
-  SSL_CTX *context;
-  int status = 1;
+  int status = 1, ready = -1, watch = -1;
   unsigned i, n = 0;
 
   parse_options (argc, argv, &options);
   snprintf (server, sizeof server, "%s:%s", options.host, options.port);
-  context = ktls_context_new (&options.tls);
-  if (context == NULL)
-    return 1;
-  for (; n < options.connections; n++) {
-    if (negotiate (&options, context, server, &channels[n], &info))
+  target = (struct remote_target) {
+    .host = options.host, .port = options.port, .export = options.export,
+    .tls_hostname = options.tls.hostname, .server = server,
+  };
+  if (options.persist) {
+    ready = background ();
+    /* Before the device connects: a connection may die at once. */
+    watch = nbd_netlink_watch ();
+    if (watch < 0)
       goto out;
+  }
+  target.context = ktls_context_new (&options.tls);
+  if (target.context == NULL)
+    goto out;
+  for (; n < options.connections; n++) {
+    if (remote_negotiate (&target, &channels[n], &info)) {
+      n++;                      /* channels[n] wants releasing too */
+      goto out;
+    }
     if (n > 0 && (info.size != first.size
                   || info.transmission_flags != first.transmission_flags)) {
       fprintf (stderr, "cswap-connect: %s: connection %u saw another export\n",
                server, n + 1);
+      n++;
       goto out;
     }
     first = info;
@@ -221,23 +229,32 @@ main (int argc, char *argv[])
   settings = (struct nbd_device_settings) {
     .index = options.index, .size = first.size, .block_size = CSWAP_PAGE_SIZE,
     .server_flags = first.transmission_flags, .timeout = options.timeout,
+    .dead_conn_timeout = options.persist,
   };
   if (nbd_netlink_connect (&settings, fds, n) == 0) {
-    printf ("%s: %s export \"%s\", %llu bytes, %u connection%s over kernel TLS\n",
+    printf ("%s: %s export \"%s\", %llu bytes, %u connection%s over kernel TLS%s\n",
             options.device, server, options.export,
-            (unsigned long long) first.size, n, n == 1 ? "" : "s");
+            (unsigned long long) first.size, n, n == 1 ? "" : "s",
+            options.persist ? ", kept connected" : "");
     status = 0;
   }
 
  out:
-  /* The driver holds its own reference to each socket: ours go.  No
-   * SSL_shutdown: a close_notify would reach the driver as an error.
-   */
-  for (i = 0; i <= n && i < options.connections; i++) {
-    SSL_free (channels[i].ssl);
-    if (channels[i].fd >= 0)
-      close (channels[i].fd);
+  /* The driver holds its own reference to each socket: ours go. */
+  for (i = 0; i < n; i++)
+    remote_release (&channels[i]);
+  if (options.persist) {
+    report (ready, status);
+    if (status == 0) {
+      struct link_watch link_watch = {
+        .target = &target, .index = options.index, .export = first,
+        .watch = watch,
+      };
+
+      link_watch_protect ();
+      status = link_watch_run (&link_watch);
+    }
   }
-  SSL_CTX_free (context);
+  SSL_CTX_free (target.context);
   return status;
 }

@@ -7,11 +7,13 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include <openssl/err.h>
 
+#include "contents-id.h"
 #include "ktls-session.h"
 #include "nbd-channel.h"
 
@@ -26,6 +28,7 @@
 #define NBD_REP_INFO 3
 #define NBD_REP_FLAG_ERROR (UINT32_C(1) << 31)
 #define NBD_INFO_EXPORT 0
+#define NBD_INFO_DESCRIPTION 2
 /* The longest reply payload taken: an error's message or an info. */
 #define NBD_REPLY_MAX 4096
 
@@ -189,24 +192,44 @@ nbd_start_tls (struct nbd_channel *channel)
   return 0;
 }
 
+/* The contents id at the end of an export's DESCRIPTION, if it has one. */
+static void
+parse_contents_id (const char *description, struct nbd_export_info *info)
+{
+  const char *label = strstr (description, CONTENTS_ID_LABEL);
+  const char *digits;
+  char *end;
+
+  if (label == NULL)
+    return;
+  digits = label + strlen (CONTENTS_ID_LABEL);
+  if (strspn (digits, "0123456789abcdef") != CONTENTS_ID_DIGITS)
+    return;
+  info->contents_id = strtoull (digits, &end, 16);
+  info->has_contents_id = end == digits + CONTENTS_ID_DIGITS;
+}
+
 int
 nbd_go (struct nbd_channel *channel, const char *export,
         struct nbd_export_info *info)
 {
   uint32_t name_len = strlen (export), type, len;
-  char request[4 + NBD_REPLY_MAX + 2], data[NBD_REPLY_MAX + 1];
+  char request[4 + NBD_REPLY_MAX + 4], data[NBD_REPLY_MAX + 1];
   uint32_t be_name_len = htobe32 (name_len);
-  uint16_t no_info_requests = 0;
+  /* One information request: the description, where the id is. */
+  uint16_t info_requests[2] = { htobe16 (1), htobe16 (NBD_INFO_DESCRIPTION) };
   bool have_export = false;
 
   if (name_len > NBD_REPLY_MAX) {
     fprintf (stderr, "cswap-connect: export name too long (%u bytes)\n", name_len);
     return -1;
   }
+  *info = (struct nbd_export_info) { 0 };
   memcpy (request, &be_name_len, 4);
   memcpy (request + 4, export, name_len);
-  memcpy (request + 4 + name_len, &no_info_requests, 2);
-  if (send_option (channel, NBD_OPT_GO, request, 4 + name_len + 2, "NBD_OPT_GO"))
+  memcpy (request + 4 + name_len, info_requests, sizeof info_requests);
+  if (send_option (channel, NBD_OPT_GO, request,
+                   4 + name_len + sizeof info_requests, "NBD_OPT_GO"))
     return -1;
   for (;;) {
     uint16_t info_type, flags;
@@ -219,6 +242,10 @@ nbd_go (struct nbd_channel *channel, const char *export,
     if (type != NBD_REP_INFO || len < 2)
       continue;
     memcpy (&info_type, data, 2);
+    if (be16toh (info_type) == NBD_INFO_DESCRIPTION) {
+      parse_contents_id (data + 2, info);     /* read_reply ended it with \0 */
+      continue;
+    }
     if (be16toh (info_type) != NBD_INFO_EXPORT || len < 12)
       continue;
     memcpy (&size, data + 2, 8);

@@ -25,13 +25,17 @@ struct nbd_channel {
 struct nbd_export_info {
   uint64_t size;
   uint16_t transmission_flags;
+  bool has_contents_id;         /* a cswap server's (contents-id.h) */
+  uint64_t contents_id;
 };
 
 /* The fixed newstyle greeting, answered. */
 extern int nbd_greet (struct nbd_channel *channel);
 /* NBD_OPT_STARTTLS, acknowledged: the caller then does the TLS handshake. */
 extern int nbd_start_tls (struct nbd_channel *channel);
-/* NBD_OPT_GO for EXPORT: the export's size and flags into *info. */
+/* NBD_OPT_GO for EXPORT: the export's size, flags and contents id
+ * (from its description, NBD_INFO_DESCRIPTION) into *info.
+ */
 extern int nbd_go (struct nbd_channel *channel, const char *export,
                    struct nbd_export_info *info);
 
