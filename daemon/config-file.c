@@ -124,7 +124,8 @@ remote_set (struct cswap_service *service, const char *key,
                      reason) == -1)
       return -1;
   }
-  else if (strcmp (key, "remote-timeout") == 0) {
+  else if (strcmp (key, "remote-timeout") == 0
+           || strcmp (key, "remote-persist") == 0) {
     if (parse_int64 (value, 0, 24 * 3600, &number, reason) == -1)
       return -1;
   }

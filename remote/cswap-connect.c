@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct options {
   unsigned connections, index;
   uint64_t timeout;
   uint64_t persist;             /* the dead-connection timeout; 0: exit */
+  bool no_tls;
   struct tls_files tls;
 };
 
@@ -65,6 +67,8 @@ usage (FILE *out)
          "                           (default: the system's)\n"
          "      --tlshostname NAME   the name the server's certificate must carry\n"
          "                           (default: HOST)\n"
+         "      --no-tls             plain TCP, for a network trusted or secured\n"
+         "                           underneath (WireGuard, IPsec)\n"
          "  -h, --help               this text\n"
          "  -V, --version            the version\n", out);
 }
@@ -72,7 +76,7 @@ usage (FILE *out)
 static void
 parse_options (int argc, char *argv[], struct options *options)
 {
-  enum { CERTFILE = 256, KEYFILE, CACERTFILE, TLSHOSTNAME };
+  enum { CERTFILE = 256, KEYFILE, CACERTFILE, TLSHOSTNAME, NO_TLS };
   static const struct option long_options[] = {
     { "export", required_argument, NULL, 'N' },
     { "connections", required_argument, NULL, 'C' },
@@ -82,6 +86,7 @@ parse_options (int argc, char *argv[], struct options *options)
     { "keyfile", required_argument, NULL, KEYFILE },
     { "cacertfile", required_argument, NULL, CACERTFILE },
     { "tlshostname", required_argument, NULL, TLSHOSTNAME },
+    { "no-tls", no_argument, NULL, NO_TLS },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -103,6 +108,7 @@ parse_options (int argc, char *argv[], struct options *options)
     case KEYFILE: options->tls.keyfile = optarg; break;
     case CACERTFILE: options->tls.cacertfile = optarg; break;
     case TLSHOSTNAME: options->tls.hostname = optarg; break;
+    case NO_TLS: options->no_tls = true; break;
     case 'h': usage (stdout); exit (0);
     case 'V': printf ("cswap-connect %s\n", CSWAP_VERSION); exit (0);
     default: usage (stderr); exit (TOOL_EXIT_SETUP);
@@ -116,6 +122,11 @@ parse_options (int argc, char *argv[], struct options *options)
   options->host = argv[optind];
   options->port = argv[optind + 1];
   options->device = argv[optind + 2];
+  if (options->no_tls && (options->tls.certfile || options->tls.keyfile
+                          || options->tls.cacertfile || options->tls.hostname)) {
+    fputs ("cswap-connect: --no-tls takes none of the TLS options\n", stderr);
+    exit (TOOL_EXIT_SETUP);
+  }
   if (!options->tls.certfile != !options->tls.keyfile) {
     fputs ("cswap-connect: --certfile and --keyfile go together\n", stderr);
     exit (TOOL_EXIT_SETUP);
@@ -208,9 +219,11 @@ main (int argc, char *argv[])
     if (watch < 0)
       goto out;
   }
-  target.context = ktls_context_new (&options.tls);
-  if (target.context == NULL)
-    goto out;
+  if (!options.no_tls) {
+    target.context = ktls_context_new (&options.tls);
+    if (target.context == NULL)
+      goto out;
+  }
   for (; n < options.connections; n++) {
     if (remote_negotiate (&target, &channels[n], &info)) {
       n++;                      /* channels[n] wants releasing too */
@@ -232,9 +245,10 @@ main (int argc, char *argv[])
     .dead_conn_timeout = options.persist,
   };
   if (nbd_netlink_connect (&settings, fds, n) == 0) {
-    printf ("%s: %s export \"%s\", %llu bytes, %u connection%s over kernel TLS%s\n",
+    printf ("%s: %s export \"%s\", %llu bytes, %u connection%s over %s%s\n",
             options.device, server, options.export,
             (unsigned long long) first.size, n, n == 1 ? "" : "s",
+            options.no_tls ? "plain TCP" : "kernel TLS",
             options.persist ? ", kept connected" : "");
     status = 0;
   }

@@ -72,11 +72,17 @@ remote_negotiate (const struct remote_target *target, struct nbd_channel *channe
 {
   *channel = (struct nbd_channel) { .server = target->server };
   channel->fd = tcp_connect (target);
-  if (channel->fd == -1 || nbd_greet (channel) || nbd_start_tls (channel))
+  if (channel->fd == -1 || nbd_greet (channel))
     return -1;
-  channel->ssl = ktls_handshake (target->context, channel->fd,
-                                 target->tls_hostname, target->server);
-  if (channel->ssl == NULL || nbd_go (channel, target->export, info))
+  if (target->context) {
+    if (nbd_start_tls (channel))
+      return -1;
+    channel->ssl = ktls_handshake (target->context, channel->fd,
+                                   target->tls_hostname, target->server);
+    if (channel->ssl == NULL)
+      return -1;
+  }
+  if (nbd_go (channel, target->export, info))
     return -1;
   hand_over (channel->fd);
   return 0;

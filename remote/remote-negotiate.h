@@ -1,5 +1,6 @@
 /* cswap: remote/remote-negotiate.h — one connection to the server, from
- * the TCP connect to NBD_OPT_GO over kernel TLS, ready for the driver.
+ * the TCP connect to NBD_OPT_GO over kernel TLS (or plain TCP), ready
+ * for the driver.
  */
 #ifndef CSWAP_REMOTE_NEGOTIATE_H
 #define CSWAP_REMOTE_NEGOTIATE_H
@@ -13,7 +14,7 @@ struct remote_target {
   const char *host, *port, *export;
   const char *tls_hostname;     /* the name the server's certificate carries */
   const char *server;           /* "HOST:PORT", for messages */
-  SSL_CTX *context;
+  SSL_CTX *context;             /* NULL: plain TCP (--no-tls) */
 };
 
 /* CHANNEL negotiated to the transmission phase of TARGET's export, its

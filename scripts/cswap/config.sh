@@ -18,7 +18,7 @@ read_config ()
   ladder_online=all ladder_headroom=32M
   halt_poll=auto min_free=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
-  remote_timeout=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
+  remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
   remote_tlshostname=
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
@@ -37,7 +37,7 @@ read_config ()
       min-free) min_free=$value ;;
       zswap) zswap=$value ;;
       ctl) socket=$value ;;
-      remote|remote-port|remote-export|remote-connections|remote-timeout|remote-certfile|remote-keyfile|remote-cacertfile|remote-tlshostname)
+      remote|remote-port|remote-export|remote-connections|remote-timeout|remote-persist|remote-certfile|remote-keyfile|remote-cacertfile|remote-tlshostname)
         printf -v "${key//-/_}" '%s' "$value" ;;
     esac
   done <<<"$merged_config"

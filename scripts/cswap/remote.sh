@@ -34,16 +34,20 @@ remote_name ()
 # remote_client_args DEV: the command that connects DEV, in the array
 # client_args: nbd-client for plain TCP; cswap-connect(8) with TLS, which
 # hands the kernel the TLS session with the socket (kernel TLS), where
-# nbd-client would keep a proxy process of its own in the swap path.
-# Either way the socket is the kernel's and no process is left behind.
-# The block size is the page's.
+# nbd-client would keep a proxy process of its own in the swap path; and
+# cswap-connect --persist, TLS or not, for remote-persist, whose process
+# stays beside the device (never in its path) to replace a connection
+# that dies.  Either way the socket is the kernel's.  The block size is
+# the page's.
 remote_client_args ()
 {
-  if remote_tls; then
+  if remote_tls || ((remote_persist > 0)); then
     client_args=("$cswap_connect" "$remote" "$remote_port" "$1")
     [[ -n $remote_export ]] && client_args+=(--export "$remote_export")
     ((remote_connections > 1)) && client_args+=(--connections "$remote_connections")
     ((remote_timeout > 0)) && client_args+=(--timeout "$remote_timeout")
+    ((remote_persist > 0)) && client_args+=(--persist "$remote_persist")
+    remote_tls || { client_args+=(--no-tls); return; }
     [[ -n $remote_certfile ]] \
       && client_args+=(--certfile "$remote_certfile" --keyfile "$remote_keyfile")
     [[ -n $remote_cacertfile ]] && client_args+=(--cacertfile "$remote_cacertfile")

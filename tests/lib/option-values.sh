@@ -22,7 +22,7 @@ declare -A good=(
   # refuse it (test-config.sh tries follow on its own).
   [ladder-online]=all [ladder-headroom]=16M
   [remote]=swap.example.net [remote-port]=10810 [remote-export]="client 7"
-  [remote-connections]=2 [remote-timeout]=60
+  [remote-connections]=2 [remote-timeout]=60 [remote-persist]=120
   [remote-certfile]=/etc/cswap/client.pem [remote-keyfile]=/etc/cswap/client.key
   [remote-cacertfile]=/etc/cswap/ca.pem [remote-tlshostname]=swap.example.net
 )
@@ -30,7 +30,8 @@ declare -A good=(
 # server, a client certificate its key and the other way round.
 declare -A needs=(
   [remote-port]=remote [remote-export]=remote [remote-connections]=remote
-  [remote-timeout]=remote [remote-cacertfile]=remote [remote-tlshostname]=remote
+  [remote-timeout]=remote [remote-persist]=remote [remote-cacertfile]=remote
+  [remote-tlshostname]=remote
   [remote-certfile]="remote remote-keyfile" [remote-keyfile]="remote remote-certfile"
 )
 # And a bad one, with a word of the expected message.
@@ -56,6 +57,7 @@ declare -A bad=(
   [remote]="-h|a host name or address" [remote-port]="0|out of range"
   [remote-export]="$(printf '%04097d' 0)|4096 bytes"
   [remote-connections]="17|out of range" [remote-timeout]="-1|out of range"
+  [remote-persist]="86401|out of range"
   [remote-certfile]="client.pem|absolute path" [remote-keyfile]="a key|absolute path"
   [remote-cacertfile]="ca.pem|absolute path" [remote-tlshostname]="a b|a host name"
 )

@@ -51,13 +51,18 @@ check "no arguments: exit 2" exits 2 "HOST PORT /dev/nbdN are needed" "$connect"
 check "two arguments: exit 2" exits 2 "HOST PORT /dev/nbdN are needed" "$connect" h 1
 check "an unknown option: exit 2" exits 2 "Usage" "$connect" --frobnicate h 1 /dev/nbd0
 for form in "--connections 0" "--connections=17" "-C abc" "-C -1" "--timeout 0" \
-            "-t 1x" "--timeout=99999999999"; do
+            "-t 1x" "--timeout=99999999999" "--persist 0" "--persist=9x" "-p -5"; do
   # shellcheck disable=SC2086  # the form is two words or one
   check "$form: exit 2, not a number in range" \
     exits 2 "(want 1\.\." "$connect" $form h 1 /dev/nbd0
 done
 check "--certfile without --keyfile: exit 2" \
   exits 2 "go together" "$connect" --certfile "$work/pki/client-cert.pem" h 1 /dev/nbd0
+for tls_option in "--cacertfile f" "--certfile f --keyfile k" "--tlshostname n"; do
+  # shellcheck disable=SC2086  # the option and its value
+  check "--no-tls with $tls_option: exit 2" \
+    exits 2 "no-tls takes none of the TLS options" "$connect" --no-tls $tls_option h 1 /dev/nbd0
+done
 check "--keyfile without --certfile: exit 2" \
   exits 2 "go together" "$connect" --keyfile "$work/pki/client-key.pem" h 1 /dev/nbd0
 for device in /dev/sda /dev/nbd /dev/nbdx /dev/nbd1x nbd0; do
@@ -116,6 +121,13 @@ plain_port=$(free_port)
 start_nbdkit "$plain_port" --tls=off || skip "nbdkit did not start: $(cat "$work/$plain_port.log")"
 check "a server without TLS: exit 1, it refused STARTTLS" \
   exits 1 "refused NBD_OPT_STARTTLS" "$connect" "${client[@]}" 127.0.0.1 "$plain_port" /dev/nbd0
+check "--no-tls to it: the handshake succeeds; it fails at the nbd driver" \
+  exits 1 "generic netlink family nbd\|NBD_CMD_CONNECT" \
+    "$connect" --no-tls 127.0.0.1 "$plain_port" /dev/nbd0
+check "--persist: the watcher's failure reaches the caller, exit 1, and nothing stays" \
+  eval '"$connect" --no-tls --persist 5 127.0.0.1 "$plain_port" /dev/nbd0 2>"$work/persist.err"
+        [ $? -eq 1 ] && grep -q "generic netlink family nbd\|NBD_CMD_CONNECT" "$work/persist.err" \
+        && sleep 0.2 && ! pgrep -f "cswap-connect --no-tls --persist" >/dev/null'
 
 tls_port=$(free_port)
 start_nbdkit "$tls_port" --tls=require --tls-certificates="$work/pki" --tls-verify-peer \
