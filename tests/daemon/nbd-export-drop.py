@@ -21,8 +21,17 @@ PAGES = 64
 def connect(name):
     h = nbd.NBD()
     h.set_export_name(name)
+    h.set_full_info(True)       # the description, with the contents id
     h.connect_unix(sock)
     return h
+
+
+def contents_id(h):
+    """The export's contents id, from its description (contents-id.h)."""
+    description = h.get_export_description()
+    label = "contents id "
+    assert label in description, description
+    return description.split(label)[1]
 
 
 def ctl(*args):
@@ -59,7 +68,13 @@ ok(busy.returncode == 1 and "is open (1 client(s))" in busy.stderr
 
 beta = connect("beta")
 fill(beta)
+beta_id = contents_id(beta)
 beta.shutdown()
+beta = connect("beta")
+ok(contents_id(beta) == beta_id and len(beta_id) == 16,
+   f"a client that connects again sees the same contents id ({beta_id})")
+beta.shutdown()
+alpha_id = contents_id(alpha)
 dropped = ctl("exports", "beta", "drop")
 ok(dropped.returncode == 0 and pages_stored("beta") == 0,
    f"once its client left, cswapctl exports beta drop frees its pages "
@@ -67,6 +82,9 @@ ok(dropped.returncode == 0 and pages_stored("beta") == 0,
 beta = connect("beta")
 ok(beta.pread(PAGES * 4096, 0) == bytes(PAGES * 4096),
    "a client of the dropped export reads zeros")
+ok(contents_id(beta) != beta_id and contents_id(alpha) == alpha_id,
+   f"and sees a new contents id ({contents_id(beta)}, was {beta_id}); "
+   f"the other export's is unchanged")
 ok(alpha.pread(PAGES * 4096, 0) == alpha_data and pages_stored("alpha") == PAGES,
    "the other export's pages are untouched, its client still connected")
 
