@@ -144,6 +144,19 @@ nbd_exports_config (struct nbd_exports *exports, const char *key,
     exports->template_count = n;
     return 1;
   }
+  if (strcmp (key, "export-list") == 0) {
+    bool listed;
+    const char *reason;
+
+    if (parse_yes_no (value, &listed, &reason) == -1) {
+      snprintf (why_buffer, sizeof why_buffer, "%s=%.64s: %s", key, value,
+                reason);
+      *why = why_buffer;
+      return -1;
+    }
+    exports->unlisted = !listed;
+    return 1;
+  }
   if (strcmp (key, "export-idle-drop") == 0) {
     const char *reason;
 
@@ -172,6 +185,11 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
   }
   if (exports->template && exports->template_count == 0)
     exports->template_count = DEFAULT_TEMPLATE_COUNT;
+  if (exports->unlisted && exports->count == 0 && exports->template == NULL) {
+    *why = "export-list=no without export= or export-template=: one device "
+      "under any name has no name to keep secret";
+    return -1;
+  }
   exports->configured = configured;
   exports->areas = configured
     + (exports->template ? exports->template_count : 0);

@@ -20,6 +20,11 @@
  * drop`, or once no client has had it open for export-idle-drop=SECONDS
  * (nbd-exports-idle.c); never while a client has it open.  A dropped
  * export keeps its name (and a template's, its area) and reads as zeros.
+ * With export-list=no the names are never shown to a client (NBD_OPT_LIST
+ * lists none) and a client that names none is refused (no default
+ * export), so that a long random name works as a secret: over TLS, a
+ * client can open only the exports whose names it was given, and those
+ * it claims from a template.
  * Each export has a contents id, random, new whenever its pages start
  * empty (the server's start, a claim, a drop), and given to clients in
  * its description: a client that connects again (cswap-connect
@@ -68,6 +73,7 @@ struct nbd_exports {
   char *template;               /* export-template=; NULL: none */
   unsigned template_count;      /* export-template-count=; 0: the default */
   uint64_t idle_drop_s;         /* export-idle-drop=; 0: never */
+  bool unlisted;                /* export-list=no: names are secrets */
   pthread_mutex_t claim_lock;   /* a leaf */
 };
 
@@ -81,7 +87,10 @@ struct nbd_exports {
   "                          match GLOB (default: none).\n" \
   "export-template-count=N   How many, 1..4096 (default 16).\n" \
   "export-idle-drop=SECONDS  Free the pages of an export no client has had\n" \
-  "                          open this long (default 0: never)."
+  "                          open this long (default 0: never).\n" \
+  "export-list=no            List no export and serve none by default: a\n" \
+  "                          client must know its export's name (default\n" \
+  "                          yes)."
 
 /* The table before any key. */
 extern void nbd_exports_init (struct nbd_exports *exports);

@@ -169,6 +169,8 @@ cswap_list_exports (int readonly, int is_tls, struct nbdkit_exports *list)
   (void) is_tls;
   if (!nbd_exports_active (&exports))
     return nbdkit_use_default_export (list);
+  if (exports.unlisted)
+    return 0;
   for (unsigned i = 0; i < count; i++)
     if (nbdkit_add_export (list, exports.list[i].name, NULL) == -1)
       return -1;
@@ -180,6 +182,8 @@ cswap_default_export (int readonly, int is_tls)
 {
   (void) readonly;
   (void) is_tls;
+  if (exports.unlisted)
+    return NULL;                /* nbdkit then refuses the client */
   return exports.configured ? exports.list[0].name : "";
 }
 

@@ -7,8 +7,8 @@
 # TLS-PSK, refusing a client without TLS, with an unknown user or the
 # wrong key; a client's requests failing, not hanging, once the server
 # is killed; an export dropped by command (never while open) and by
-# export-idle-drop=; and the bad forms of the keys refused with a clear
-# message.
+# export-idle-drop=; export-list=no listing none and serving no default;
+# and the bad forms of the keys refused with a clear message.
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
 
@@ -140,6 +140,12 @@ run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha export=beta \
   --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-drop.py \
          \"\$unixsocket\" $work/drop.sock $CSWAP_BUILD_ROOT/control/cswapctl"
 
+# export-list=no: the names are secrets, none listed, no default.
+secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M "export=$secret" "export=other-$secret" \
+  'export-template=t-*' export-list=no ctl=none \
+  --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-unlisted.py \"\$unixsocket\" $secret"
+
 # The server dies under a connected client: errors, not a hang.
 run_client /usr/bin/python3 "$CSWAP_SOURCE_ROOT/tests/daemon/nbd-server-death.py" \
   "$CSWAP_PLUGIN" "$work"
@@ -171,6 +177,8 @@ refuses "without export-template=" export-template-count=4
 refuses "export-idle-drop=soon" export=a export-idle-drop=soon
 refuses "export-idle-drop=-1" export=a export-idle-drop=-1
 refuses "export-idle-drop=31622401" export=a export-idle-drop=31622401
+refuses "export-list=maybe: use yes or no" export=a export-list=maybe
+refuses "one device under any name has no name to keep secret" export-list=no
 refuses "more than the 4096 exports" export=a 'export-template=c*' export-template-count=4096
 refuses "more than the" size=1T export=a export=b export=c export=d \
   export=e export=f export=g export=h export=i
