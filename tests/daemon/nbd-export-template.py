@@ -9,25 +9,13 @@ import threading
 
 import nbd
 import tap_lines
+from export_clients import ExportClients
 from tap_lines import ok
 
 sock = sys.argv[1]
-
-
-def connect(name):
-    h = nbd.NBD()
-    h.set_export_name(name)
-    h.connect_unix(sock)
-    return h
-
-
-def refused(name):
-    try:
-        connect(name).shutdown()
-        return False
-    except nbd.Error:
-        return True
-
+clients = ExportClients(sock)
+connect = clients.connect
+refused = clients.refused
 
 def listed():
     h = nbd.NBD()
