@@ -17,6 +17,7 @@ clients = ExportClients(sock)
 connect = clients.connect
 refused = clients.refused
 
+
 def listed():
     h = nbd.NBD()
     h.set_opt_mode(True)
