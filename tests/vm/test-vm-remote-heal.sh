@@ -1,15 +1,18 @@
 #!/bin/bash
 # cswap: a remote swap device heals under whole-machine memory pressure.
-# A 256 MiB VM (tests/vm/cswap-vm --net) with no cgroup swaps only to a
-# cswap server on the host, over qemu's user network: another machine,
-# out of the guest's memory pressure, as a real server is.  `cswap up`
-# connects it with remote-persist = 60 (cswap-connect --persist), and
+# A 256 MiB VM (tests/vm/cswap-vm --net) with no cgroup swaps as `cswap
+# up` sets up a local cswap-fuse device with a remote one below it
+# (guest-swap up-both), the remote a cswap server on the host, over
+# qemu's user network: another machine, out of the guest's memory
+# pressure, as a real server is.  The remote is connected with
+# remote-persist = 60 (cswap-connect --persist), and
 # fill-check fills 1.5 times the guest's RAM and reads every block back,
 # while the guest aborts its connection to the server twice (ss -K), 25 s
 # apart.  Checks: the workload completed with every byte as written, the
 # watcher connected the device again after each drop that came while it
 # was swap, no reconnection failed, the guest's kernel reported no hung
-# task, and the server lived on.  (With the server inside the guest, under
+# task, the local daemon and the server lived on, and `cswap down` took
+# it all down.  (With the server inside the guest, under
 # the same pressure, it cannot answer a new connection until the swap-outs
 # it waits on go through, which they cannot: doc/design.md.)  Skips where
 # cswap-vm skips.
@@ -33,7 +36,7 @@ for _ in $(seq 100); do [ -s "$out/server.pid" ] && break; sleep 0.1; done
 # In the guest: two drops, 25 s apart from 25 s in, beside the workload
 # (which `cswap up` starts about 5 s in and runs for a minute or more).
 guest_script='for i in 1 2; do sleep 25; ss -K dst 10.0.2.2 >/dev/null; echo "dropped at ${SECONDS}s" >>/tmp/vm-out/drops.log; done &
-exec env BUILD="$1" FILL_CHECK_PASSES=1 REMOTE_SERVER="10.0.2.2:$2" "CSWAP_CONF=remote-persist = 60" "$3/guest-swap" up-remote fill-check'
+exec env BUILD="$1" FILL_CHECK_PASSES=1 REMOTE_SERVER="10.0.2.2:$2" "CSWAP_CONF=remote-persist = 60" "$3/guest-swap" up-both fill-check'
 "$here/cswap-vm" --build "$build" --mem 256 --net --timeout 800 --out "$out/vm" \
   -- bash -c "$guest_script" guest "$build" "$port" "$here" >"$out/vm.log" 2>&1
 vm_rc=$?
@@ -44,10 +47,13 @@ grep '^{"bench"' "$line" 2>/dev/null | cut -c1-300 | sed 's/^/# /'
 sed 's/^/# /' "$out/vm/drops.log" 2>/dev/null
 grep 'cswap-connect' "$line" 2>/dev/null | sed 's/^/# /'
 
-outcome=$(/usr/bin/python3 -c 'import json, sys
-for line in open(sys.argv[1]):
+field () {                      # field NAME: a field of the JSON line
+  /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[2]):
     if line.startswith("{\"bench\""):
-        print(json.loads(line).get("outcome"))' "$line" 2>/dev/null)
+        print(json.loads(line).get(sys.argv[1]))' "$1" "$line" 2>/dev/null
+}
+outcome=$(field outcome)
 check "the VM finished within 800 s" test "$vm_rc" != 124
 check "fill-check read every block back as written, through both drops" test "$outcome" = completed
 check "the watcher connected the device again after the first drop" \
@@ -58,5 +64,7 @@ check "no reconnection failed (no handshake error, no other contents)" \
   eval '! grep "^cswap-connect: [^/]" "$line" | grep -vq "^cswap-connect: warning:"'
 check "no hung task in the guest's kernel log" \
   eval '! grep -q "blocked for more than" "$out/vm/console.log"'
+check "the local daemon is still serving at the end" test "$(field daemon_alive)" = True
+check "cswap down took it all down" grep -q '^cswap: down$' "$line"
 check "the server is still serving" kill -0 "$server_pid"
 done_testing
