@@ -7,7 +7,12 @@
 # (the binaries), device_size (e.g. 1G), block_pages (the loop-tmpfs
 # file's pages), log and log_fd (the run log), results (results.jsonl),
 # and ladder_step (a size, 0 for none: cswap-fuse devices are then swapped
-# on as cswap(8) does, a ladder of loop devices over windows of the file).
+# on as cswap(8) does, a ladder of loop devices over windows of the file;
+# a -follow device swaps on its first step and hands the ladder to the
+# daemon, as `cswap up` does with ladder-online = follow, at a headroom of
+# $LADDER_HEADROOM, default 32M as cswap.conf(5)'s, and a floor of
+# $LADDER_FLOOR, default none: cswap.conf(5)'s auto, half the RAM, would
+# keep a bench device's every step online on a large host).
 #
 #   note TEXT            a progress line on stderr and in the log
 #   emit JSON            one line into results.jsonl (and stdout)
@@ -109,7 +114,7 @@ rss_bytes ()
 }
 
 # Scenario state, set by setup_device (in the scenario's subshell).
-DEVS=()
+DEVS=() LADDER_WINDOWS=() FOLLOW_SOCKET=
 DEV=
 DEV_FILE=
 DAEMON_PID=
@@ -206,17 +211,24 @@ setup_device ()
   local name=$1; shift
   WORK=$(mktemp -d "$CLEANUP_DIR/$name.XXXXXX") || bail_out "mktemp -d"
   mkdir -p "$WORK/mnt"
+  local follow=()
+  if [[ $name == *-follow ]]; then
+    set_follow_socket "$@"
+    follow=("ctl=$FOLLOW_SOCKET")
+  fi
   case $name in
     cswap-nbdkit)  start_nbdkit "$plugin" size=$device_size ctl=none "$@" ;;
-    cswap-fuse|cswap-fuse-tier)
-                   start_cswap_fuse size=$device_size ctl=none transport=classic "$@" ;;
-    cswap-fuse-uring|cswap-fuse-uring-disk)
+    cswap-fuse|cswap-fuse-tier|cswap-fuse-follow)
+                   start_cswap_fuse size=$device_size ctl=none transport=classic "$@" \
+                     "${follow[@]}" ;;
+    cswap-fuse-uring|cswap-fuse-uring-disk|cswap-fuse-uring-follow)
       # FUSE over io_uring: the caller has switched enable_uring on.
       [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] \
         || skip_all "FUSE over io_uring is off (/sys/module/fuse/parameters/enable_uring)"
       # -disk: a thin backing file that takes the pages the kernel reads.
       [[ $name != *-disk ]] || set -- "$@" $(thin_backing_options)
-      start_cswap_fuse size=$device_size ctl=none transport=uring "$@" ;;
+      start_cswap_fuse size=$device_size ctl=none transport=uring "$@" \
+        "${follow[@]}" ;;
     nbdkit-zstd)   start_nbdkit memory size=$device_size allocator=zstd ;;
     nbdkit-sparse) start_nbdkit memory size=$device_size allocator=sparse ;;
     nbdkit-null)   start_nbdkit null size=$device_size ;;
@@ -267,15 +279,59 @@ attach_ladder ()
             --sizelimit "$length" "$DEV_FILE") || bail_out "losetup $DEV_FILE failed"
     cleanup_push losetup -d "$dev"
     DEVS+=("$dev")
+    LADDER_WINDOWS+=("$offset:$length")
   done <<<"$windows"
   DEV=${DEVS[0]}
 }
 
+# set_follow_socket OPTION…: FOLLOW_SOCKET, the control socket a -follow
+# device's ladder is handed over on: the caller's ctl= if it gave one (the
+# last, as the daemon takes it), else one in WORK.
+set_follow_socket ()
+{
+  local option
+  FOLLOW_SOCKET=$WORK/ctl.sock
+  for option; do [[ $option != ctl=* ]] || FOLLOW_SOCKET=${option#ctl=}; done
+}
+
+# swap_off_if_on DEV: swap_off, for a ladder step the daemon may or may not
+# have swapped on.
+swap_off_if_on ()
+{
+  ! grep -q "^$(readlink -f "$1") " /proc/swaps || swap_off "$1"
+}
+
+# follow_ladder: the first step of DEVS is swap and the daemon follows the
+# swap in use with the others (mkswapped, as `cswap up` leaves them), in
+# ladder order at descending priorities.  The daemon stops following
+# before the steps go off, so that no swapon of its own races ours.
+follow_ladder ()
+{
+  local i ctl=("$build/control/cswapctl" --socket "$FOLLOW_SOCKET")
+  [[ ${#LADDER_WINDOWS[@]} -gt 1 ]] || bail_out "a -follow device needs a ladder (LADDER_STEP)"
+  swap_on "${DEVS[0]}" 100
+  for i in "${!DEVS[@]}"; do
+    ((i > 0)) || continue
+    mkswap "${DEVS[$i]}" >/dev/null || bail_out "mkswap ${DEVS[$i]} failed"
+    cleanup_push swap_off_if_on "${DEVS[$i]}"
+  done
+  cleanup_push "${ctl[@]}" ladder stop
+  for i in "${!DEVS[@]}"; do
+    "${ctl[@]}" ladder add "${DEVS[$i]}" "${LADDER_WINDOWS[$i]%:*}" \
+      "${LADDER_WINDOWS[$i]#*:}" $((100 - i)) >/dev/null \
+      || bail_out "cswapctl ladder add ${DEVS[$i]} failed"
+  done
+  "${ctl[@]}" ladder follow "${LADDER_HEADROOM:-32M}" ${LADDER_FLOOR:+"$LADDER_FLOOR"} >/dev/null \
+    || bail_out "cswapctl ladder follow failed"
+}
+
 # swap_on_devices: every device of DEVS is swap, the first at priority 100
-# and each next one lower.
+# and each next one lower; for a -follow device, the first, and the
+# daemon follows with the others (follow_ladder).
 swap_on_devices ()
 {
   local i
+  [[ -z ${FOLLOW_SOCKET:-} ]] || { follow_ladder; return; }
   [[ ${#DEVS[@]} -gt 0 ]] || DEVS=("$DEV")
   for i in "${!DEVS[@]}"; do
     swap_on "${DEVS[$i]}" $((100 - i))
