@@ -207,8 +207,13 @@ print_ladder (const struct target *targets, size_t count)
     if (json_object_get_boolean (member (r, "following"))) {
       format_size (a, member_uint (r, "headroom_bytes"), style);
       format_size (b, member_uint (r, "free_bytes"), style);
-      printf ("following the swap in use: headroom %s, %s free online\n",
-              a, b);
+      printf ("following the swap in use: headroom %s, %s free online", a,
+              b);
+      if (member_uint (r, "floor_bytes") > 0) {
+        format_size (a, member_uint (r, "floor_bytes"), style);
+        printf (", at least %s online", a);
+      }
+      putchar ('\n');
     }
     else
       printf ("not following (ladder-online = all, or not handed a "

@@ -43,6 +43,7 @@ config_service_init (struct cswap_service *service)
     .frontend = FRONTEND_FUSE,
     .priority = CONFIG_DEFAULT_PRIORITY,
     .ladder_step = CONFIG_DEFAULT_LADDER_STEP,
+    .ladder_online = LADDER_ONLINE_AUTO,
     .ladder_headroom = CONFIG_DEFAULT_LADDER_HEADROOM,
   };
   strcpy (service->mountpoint, CONFIG_DEFAULT_MOUNTPOINT);
@@ -203,9 +204,33 @@ service_set (struct cswap_service *service, const char *key,
     service->ladder_step = bytes;
     return 0;
   }
-  if (strcmp (key, "ladder-online") == 0)
-    return parse_either (value, "all", "follow", &service->ladder_follow,
-                         reason);
+  if (strcmp (key, "ladder-online") == 0) {
+    if (strcmp (value, "auto") == 0)
+      service->ladder_online = LADDER_ONLINE_AUTO;
+    else if (strcmp (value, "all") == 0)
+      service->ladder_online = LADDER_ONLINE_ALL;
+    else if (strcmp (value, "follow") == 0)
+      service->ladder_online = LADDER_ONLINE_FOLLOW;
+    else {
+      *reason = "use auto, all or follow";
+      return -1;
+    }
+    return 0;
+  }
+  /* Checked only: the cswap helper turns auto into a size and hands it to
+   * the follower (`ladder follow HEADROOM FLOOR`).
+   */
+  if (strcmp (key, "ladder-floor") == 0) {
+    uint64_t bytes;
+
+    if (strcmp (value, "auto") == 0)
+      return 0;
+    if (parse_size (value, &bytes, reason) == -1) {
+      *reason = "use auto or a size (0: none)";
+      return -1;
+    }
+    return 0;
+  }
   if (strcmp (key, "ladder-headroom") == 0) {
     uint64_t bytes;
 
@@ -379,7 +404,7 @@ check_service (const char *path, const struct cswap_service *service,
 {
   const char *reason = check_remote (service), *prefix = "";
 
-  if (reason == NULL && service->ladder_follow) {
+  if (reason == NULL && service->ladder_online == LADDER_ONLINE_FOLLOW) {
     prefix = "ladder-online = follow: ";
     if (service->frontend == FRONTEND_NBD)
       reason = "frontend = nbd serves one device, with no ladder to follow "

@@ -42,6 +42,17 @@
 #define CONFIG_MIN_LADDER_HEADROOM (4 << 20)
 #define CONFIG_MAX_LADDER_HEADROOM (UINT64_C (1) << 40)
 
+/* ladder-online: which steps of the ladder are swap.  auto is follow
+ * where the device has a ladder and the daemon a control socket to be
+ * handed it (frontend = fuse, ladder-step > 0, ctl not none), all
+ * otherwise; only an explicit follow is refused where it cannot be.
+ */
+enum cswap_ladder_online {
+  LADDER_ONLINE_AUTO,
+  LADDER_ONLINE_ALL,
+  LADDER_ONLINE_FOLLOW,
+};
+
 enum cswap_frontend {
   FRONTEND_FUSE,                /* cswap-fuse + loop (the default) */
   FRONTEND_NBD,                 /* nbdkit + nbd-client, needs the nbd driver */
@@ -58,7 +69,7 @@ struct cswap_service {
   int priority;                 /* priority = -1..32767, swapon -p */
   char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
   uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */
-  bool ladder_follow;           /* ladder-online = follow (true) | all */
+  enum cswap_ladder_online ladder_online; /* ladder-online = auto|all|follow */
   uint64_t ladder_headroom;     /* ladder-headroom = SIZE, for follow */
   /* The remote device (remote = HOST and the remote-* keys): checked
    * here, set up by the cswap helper's nbd-client.  These say only what

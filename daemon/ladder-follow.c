@@ -69,6 +69,7 @@ struct ladder {
   struct ladder_step steps[LADDER_MAX_STEPS];
   unsigned count;
   uint64_t headroom_bytes;
+  uint64_t floor_bytes;         /* the least swap kept online (0: none) */
   bool follower_running;
   pthread_t follower;
   bool shut;                    /* ladder_shut ran: commands are refused */
@@ -205,7 +206,7 @@ follow (void *arg)
     struct ladder_action a = { LADDER_KEEP, 0 };
 
     if (read_views (l, views, monotonic_ns ()) == 0)
-      a = ladder_decide (views, l->count, l->headroom_bytes);
+      a = ladder_decide (views, l->count, l->headroom_bytes, l->floor_bytes);
     switch (a.verb) {
     case LADDER_SWAP_ON:
       swap_step_on (l, &l->steps[a.step]);
@@ -403,12 +404,12 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
   return 0;
 }
 
-/* ladder follow HEADROOM */
+/* ladder follow HEADROOM [FLOOR] */
 static int
-start_following (struct ladder *l, const char *headroom, struct json *reply,
-                 char *error, size_t size)
+start_following (struct ladder *l, const char *headroom, const char *floor,
+                 struct json *reply, char *error, size_t size)
 {
-  uint64_t bytes;
+  uint64_t bytes, floor_bytes = 0;
   const char *why;
   int err;
 
@@ -421,7 +422,10 @@ start_following (struct ladder *l, const char *headroom, struct json *reply,
   if (bytes < CONFIG_MIN_LADDER_HEADROOM || bytes > CONFIG_MAX_LADDER_HEADROOM)
     return refuse (error, size, "ladder follow: the headroom must be 4M "
                    "to 1T");
+  if (floor != NULL && parse_size (floor, &floor_bytes, &why) == -1)
+    return refuse (error, size, "ladder follow: the floor: %s", why);
   l->headroom_bytes = bytes;
+  l->floor_bytes = floor_bytes;
   err = start_follower (l);
   if (err)
     return refuse (error, size, "starting the follower: %s",
@@ -439,6 +443,7 @@ show (struct ladder *l, struct json *reply)
   json_bool (reply, "following", l->follower_running);
   json_uint (reply, "headroom_bytes", l->follower_running ? l->headroom_bytes
                                                           : 0);
+  json_uint (reply, "floor_bytes", l->follower_running ? l->floor_bytes : 0);
   json_uint (reply, "free_bytes",
              known ? ladder_free_bytes (views, l->count) : 0);
   json_array_begin (reply, "steps");
@@ -471,8 +476,9 @@ run_ladder (void *arg, unsigned argc, char *const *argv, struct json *reply,
   }
   if (strcmp (argv[0], "add") == 0 && argc == 5)
     return add_step (l, argv + 1, reply, error, size);
-  if (strcmp (argv[0], "follow") == 0 && argc == 2)
-    return start_following (l, argv[1], reply, error, size);
+  if (strcmp (argv[0], "follow") == 0 && (argc == 2 || argc == 3))
+    return start_following (l, argv[1], argc == 3 ? argv[2] : NULL, reply,
+                            error, size);
   if (strcmp (argv[0], "stop") == 0 && argc == 1) {
     stop_follower (l, 0);
     forget_steps (l);
@@ -480,7 +486,7 @@ run_ladder (void *arg, unsigned argc, char *const *argv, struct json *reply,
     return 0;
   }
   return refuse (error, size, "usage: ladder [add DEVICE OFFSET LENGTH "
-                 "PRIORITY | follow HEADROOM | stop]");
+                 "PRIORITY | follow HEADROOM [FLOOR] | stop]");
 }
 
 /* The numbers. */
@@ -539,7 +545,7 @@ ladder_create (const char *swap_file, struct store *store)
   pthread_mutex_init (&l->lock, NULL);
   l->extension = (struct control_extension) {
     .command = "ladder",
-    .args = "[add DEV OFFSET LENGTH PRIO | follow HEADROOM | stop]",
+    .args = "[add DEV OFFSET LENGTH PRIO | follow HEADROOM [FLOOR] | stop]",
     .help = "the device ladder's steps; follow the swap in use "
       "(ladder-online = follow)",
     .min_args = 0, .max_args = 5, .run = run_ladder,

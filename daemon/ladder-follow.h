@@ -11,7 +11,7 @@
  * and hands the ladder to the daemon over its control socket:
  *
  *   ladder add DEVICE OFFSET LENGTH PRIORITY  one step, in ladder order
- *   ladder follow HEADROOM                    start following
+ *   ladder follow HEADROOM [FLOOR]            start following
  *   ladder stop                               stop, forget the steps
  *   ladder                                    the steps, online or not
  *

@@ -14,19 +14,21 @@ ladder_free_bytes (const struct ladder_step_view *steps, unsigned count)
 
 struct ladder_action
 ladder_decide (const struct ladder_step_view *steps, unsigned count,
-               uint64_t headroom_bytes)
+               uint64_t headroom_bytes, uint64_t floor_bytes)
 {
   const struct ladder_action keep = { LADDER_KEEP, 0 };
-  uint64_t free_bytes = ladder_free_bytes (steps, count);
+  uint64_t free_bytes = ladder_free_bytes (steps, count), online_bytes = 0;
   unsigned last_online = count;
 
   for (unsigned i = 0; i < count; i++)
-    if (steps[i].online)
+    if (steps[i].online) {
       last_online = i;
+      online_bytes += steps[i].size_bytes;
+    }
   if (last_online == count)
     return keep;
 
-  if (free_bytes < headroom_bytes) {
+  if (free_bytes < headroom_bytes || online_bytes < floor_bytes) {
     for (unsigned i = 0; i < count; i++)
       if (!steps[i].online && !steps[i].resting)
         return (struct ladder_action) { LADDER_SWAP_ON, i };
@@ -38,7 +40,8 @@ ladder_decide (const struct ladder_step_view *steps, unsigned count,
     ? last->size_bytes - last->used_bytes : 0;
   if (last_online >= LADDER_ALWAYS_ON_STEPS && !last->resting
       && last->used_bytes <= LADDER_OFF_MAX_USED_BYTES
-      && free_bytes - last_free >= 2 * headroom_bytes + last->used_bytes)
+      && free_bytes - last_free >= 2 * headroom_bytes + last->used_bytes
+      && online_bytes - last->size_bytes >= floor_bytes)
     return (struct ladder_action) { LADDER_SWAP_OFF, last_online };
   return keep;
 }

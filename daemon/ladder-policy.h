@@ -5,16 +5,19 @@
  * The ladder (doc/design.md, "The device ladder") is loop devices over
  * consecutive windows of the one FUSE file, highest priority first.
  * With ladder-online = follow the daemon keeps online only what the swap
- * in use needs plus a headroom H (ladder-follow.h runs this policy):
+ * in use needs plus a headroom H, and at least a floor F of swap
+ * (ladder-follow.h runs this policy):
  *
- *   on   when the free swap of the online steps is below H, the first
- *        step in ladder order that is offline (and not resting after a
- *        failure) goes on: usually the next one down;
+ *   on   when the free swap of the online steps is below H, or the online
+ *        steps give less than F, the first step in ladder order that is
+ *        offline (and not resting after a failure) goes on: usually the
+ *        next one down;
  *   off  when the last online step in ladder order (the lowest priority
  *        one, the kernel's last choice) holds at most
  *        LADDER_OFF_MAX_USED_BYTES and the online steps without it still
- *        have at least 2 H free besides room for what it holds, it goes
- *        off; the first LADDER_ALWAYS_ON_STEPS steps never do;
+ *        have at least 2 H free besides room for what it holds, and give
+ *        at least F, it goes off; the first LADDER_ALWAYS_ON_STEPS steps
+ *        never do;
  *   keep otherwise, and whenever no step is online at all: swap turned
  *        off by someone else (swapoff -a, systemd at shutdown) is not the
  *        follower's to turn on again.
@@ -23,7 +26,11 @@
  * and calls again until the answer is keep.  The gap between H and 2 H
  * is the hysteresis: right after a step goes on the free swap without it
  * is below H, so it cannot go off again, and right after one goes off
- * the free swap is at least 2 H, so none goes on again.  Sizes are what
+ * the free swap is at least 2 H, so none goes on again; the floor holds
+ * the same way, a step going off only where the rest give F.  Why a
+ * floor: the kernel's overcommit heuristic refuses any one allocation
+ * larger than RAM plus the swap online, so swap kept offline is room a
+ * program's large mmap no longer gets (doc/design.md).  Sizes are what
  * the kernel gives (a window less its header page), used the kernel's
  * own count (its Used: swap-cache pages included).
  */
@@ -70,10 +77,11 @@ extern uint64_t ladder_free_bytes (const struct ladder_step_view *steps,
                                    unsigned count);
 
 /* What to do next with STEPS[0..COUNT), in ladder order, for a headroom
- * of HEADROOM_BYTES.
+ * of HEADROOM_BYTES and a floor of FLOOR_BYTES (0: none).
  */
 extern struct ladder_action ladder_decide (const struct ladder_step_view *steps,
                                            unsigned count,
-                                           uint64_t headroom_bytes);
+                                           uint64_t headroom_bytes,
+                                           uint64_t floor_bytes);
 
 #endif /* CSWAP_LADDER_POLICY_H */

@@ -56,6 +56,7 @@ write_state ()
     echo "manager=$2"
     echo "ladder_online=$ladder_online"
     echo "ladder_headroom=$ladder_headroom"
+    echo "ladder_floor=$ladder_floor"
   } >"$state_file"
 }
 

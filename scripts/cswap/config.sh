@@ -8,14 +8,14 @@
 
 # Reads the service keys from $merged_config, cswap-fuse's listing of
 # $config and its drop-ins: frontend, priority, mountpoint, the ladder's
-# (ladder-step, ladder-online, ladder-headroom), the machine settings,
+# (ladder-step, ladder-online, ladder-headroom, ladder-floor), the machine settings,
 # ctl, the control socket, and the remote device's (remote, remote-*).
 read_config ()
 {
   local line key value
   # The defaults of config-file.h.
   frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
-  ladder_online=all ladder_headroom=32M
+  ladder_online=auto ladder_headroom=32M ladder_floor=auto
   halt_poll=auto min_free=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
   remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
@@ -33,6 +33,7 @@ read_config ()
       ladder-step) ladder_step=$value ;;
       ladder-online) ladder_online=$value ;;
       ladder-headroom) ladder_headroom=$value ;;
+      ladder-floor) ladder_floor=$value ;;
       halt-poll) halt_poll=$value ;;
       min-free) min_free=$value ;;
       zswap) zswap=$value ;;
@@ -41,6 +42,33 @@ read_config ()
         printf -v "${key//-/_}" '%s' "$value" ;;
     esac
   done <<<"$merged_config"
+  [[ $ladder_online != auto ]] || ladder_online=$(auto_ladder_online)
+  [[ $ladder_floor != auto ]] || ladder_floor=$(auto_ladder_floor)
+}
+
+# auto_ladder_floor: what ladder-floor = auto means: min(RAM / 2, 4 GiB),
+# in bytes, the swap a default zram-generator device gives, so that with
+# the ladder following, the kernel's overcommit heuristic (no one
+# allocation above RAM plus the swap online) allows what it would there.
+auto_ladder_floor ()
+{
+  local kib
+  kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+  kib=$((kib / 2))
+  ((kib <= 4 << 20)) || kib=$((4 << 20))
+  echo $((kib * 1024))
+}
+
+# auto_ladder_online: what ladder-online = auto means for this
+# configuration (config-file.h): follow where there is a ladder to follow
+# and a control socket to hand it over, all otherwise.
+auto_ladder_online ()
+{
+  if [[ $frontend == fuse && $socket != none ]] && (($(size_bytes "$ladder_step") > 0)); then
+    echo follow
+  else
+    echo all
+  fi
 }
 
 check_config ()

@@ -104,10 +104,10 @@ ladder_ctl ()
 
 # hand_over_ladder: the recorded steps (devices and windows, in ladder
 # order) to the daemon, which then follows the swap in use, at the
-# recorded headroom.  0, or 1 after saying why.
+# recorded headroom and floor.  0, or 1 after saying why.
 hand_over_ladder ()
 {
-  local i windows
+  local i windows floor
   [[ -x $cswapctl ]] || { warn "$cswapctl: not found: the daemon cannot be handed the ladder"; return 1; }
   read -ra windows <<<"$(state_get windows)"
   [[ ${#windows[@]} -eq ${#devices[@]} ]] \
@@ -118,7 +118,9 @@ hand_over_ladder ()
     ladder_ctl add "${devices[$i]}" "${windows[$i]%:*}" "${windows[$i]#*:}" \
       "$(ladder_priority "$i")" || return 1
   done
-  ladder_ctl follow "$(state_get ladder_headroom)"
+  # A state written before ladder-floor existed has none: no floor.
+  floor=$(state_get ladder_floor)
+  ladder_ctl follow "$(state_get ladder_headroom)" ${floor:+"$floor"}
 }
 
 # stop_following: the daemon stops swapping steps on and off, so that no

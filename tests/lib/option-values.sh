@@ -20,7 +20,7 @@ declare -A good=(
   [ladder-step]=32M [halt-poll]=keep [min-free]=keep [zswap]=keep
   # Not follow: with every key at once, frontend = nbd and ctl = none
   # refuse it (test-config.sh tries follow on its own).
-  [ladder-online]=all [ladder-headroom]=16M
+  [ladder-online]=all [ladder-headroom]=16M [ladder-floor]=256M
   [remote]=swap.example.net [remote-port]=10810 [remote-export]="client 7"
   [remote-connections]=2 [remote-timeout]=60 [remote-persist]=120
   [remote-certfile]=/etc/cswap/client.pem [remote-keyfile]=/etc/cswap/client.key
@@ -53,7 +53,8 @@ declare -A bad=(
   [priority]="40000|" [mountpoint]="relative/path|absolute"
   [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
   [min-free]="never|auto or keep" [zswap]="no|off or keep"
-  [ladder-online]="some|all or follow" [ladder-headroom]="1M|4M to 1T"
+  [ladder-online]="some|auto, all or follow" [ladder-headroom]="1M|4M to 1T"
+  [ladder-floor]="half|auto or a size"
   [remote]="-h|a host name or address" [remote-port]="0|out of range"
   [remote-export]="$(printf '%04097d' 0)|4096 bytes"
   [remote-connections]="17|out of range" [remote-timeout]="-1|out of range"

@@ -132,6 +132,10 @@ check_file "ladder-online = follow with frontend = nbd is refused" \
 check_file "ladder-online = follow with ctl = none is refused" \
   "^cswap-fuse: $dir/test.conf: ladder-online = follow: .*ctl = none" 1 \
   <<<$'ladder-online = follow\nctl = none'
+# auto, the default, is follow only where it can be: never refused.
+check_file "ladder-online = auto with frontend = nbd and ctl = none is accepted" \
+  "ladder-online = auto  # $dir/test.conf:1"$'\n'"frontend = nbd  # $dir/test.conf:2"$'\n'"ctl = none  # $dir/test.conf:3$ends_ok" 0 \
+  <<<$'ladder-online = auto\nfrontend = nbd\nctl = none'
 out=$("$cswap_fuse" --check-config "$dir/missing.conf" 2>&1)
 status=$?
 check "a missing file is reported with its path ($out)" \

@@ -1,9 +1,9 @@
 #!/bin/bash
 # shellcheck disable=SC2016,SC2317  # eval strings expand later; cleanup functions run from the trap
-# cswap: ladder-online = follow end to end.  `cswap up` with a 512 MiB
-# FUSE device as a ladder of 16 MiB steps (16, 16, 32, 64, 128, 256 MiB)
-# and a headroom of 6 MiB swaps on the first step only and hands the
-# ladder to the daemon.  (A headroom under half the first step: a step
+# cswap: ladder-online = follow end to end, as the default (auto) gives
+# it to the fuse front end.  `cswap up` with a 512 MiB FUSE device as a
+# ladder of 16 MiB steps (16, 16, 32, 64, 128, 256 MiB) and a headroom of
+# 6 MiB swaps on the first step only and hands the ladder to the daemon.  (A headroom under half the first step: a step
 # goes off only while the others keep twice the headroom free, and the
 # first gives 16 MiB less its header page.)  A workload in a 96 MiB
 # memory cgroup then puts about 85 MiB in swap, three to four steps'
@@ -46,8 +46,9 @@ size = 512M
 mountpoint = $mnt
 priority = 42
 ladder-step = 16M
-ladder-online = follow
 ladder-headroom = 6M
+# No floor: auto's, half this host's RAM, would keep every step online.
+ladder-floor = 0
 halt-poll = keep
 min-free = keep
 zswap = keep

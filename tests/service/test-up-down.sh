@@ -47,6 +47,9 @@ cat >"$CLEANUP_DIR/cswap.conf" <<EOF2
 size = 1G
 mountpoint = $CSWAP_STATE_DIR/mnt
 priority = 42
+# Every step swapped on at up, for the checks of each below (the
+# default, auto, follows here: test-ladder-follow.sh).
+ladder-online = all
 EOF2
 
 swap_lock
