@@ -47,8 +47,10 @@ mountpoint = $mnt
 priority = 42
 ladder-step = 16M
 ladder-headroom = 6M
-# No floor: auto's, half this host's RAM, would keep every step online.
-ladder-floor = 0
+# A floor under the first step (16M less its header page): auto's, half
+# this host's RAM, would keep every step online.  The check below sees
+# it reach the daemon.
+ladder-floor = 8M
 halt-poll = keep
 min-free = keep
 zswap = keep
@@ -104,8 +106,8 @@ out=$("${cswap[@]}" status 2>&1)
 status=$?
 check "cswap status: active, the follower and its 1 of 6 steps online" \
   eval '[[ $status -eq 0 && $out == *"ladder:     follow, headroom 6M: 1 of 6 steps online"* ]]'
-check "cswapctl ladder: following, step 0 online" \
-  eval '"${ctl[@]}" ladder | grep -q "^following the swap in use: headroom 6M" && "${ctl[@]}" ladder | grep -Eq "^ +0 ${devs[0]} .* yes "'
+check "cswapctl ladder: following, step 0 online, the configured floor" \
+  eval '"${ctl[@]}" ladder | grep -q "^following the swap in use: headroom 6M, .*, at least 8M online$" && "${ctl[@]}" ladder | grep -Eq "^ +0 ${devs[0]} .* yes "'
 
 # /proc/swaps every 20 ms until told to stop: the most steps online, the
 # least free swap on them, the most in use.
