@@ -53,7 +53,7 @@ read_config ()
 auto_ladder_floor ()
 {
   local kib
-  kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+  kib=$(awk '$1 == "MemTotal:" { print $2 }' "$meminfo")
   kib=$((kib / 2))
   ((kib <= 4 << 20)) || kib=$((4 << 20))
   echo $((kib * 1024))

@@ -75,29 +75,43 @@ untune_halt_poll ()
 # quarter of the watermark on Linux 6.1, a half from 6.3 (doc/design.md,
 # "Staying alive under memory pressure").  The kernel's default on a
 # small machine (2-4 MiB at 512 MiB of RAM) leaves them less than the
-# swap-outs in flight: in a 384 MiB VM the nbd path hung with it and
-# finished with 16 MiB.  With min-free=auto, `tune` raises
-# vm.min_free_kbytes to 16 MiB where it is lower, and records the old
-# value; `untune` puts it back unless someone changed it since.  The price
-# is that much memory the kernel keeps free; min-free=keep leaves it.
-readonly min_free_kbytes=16384
+# swap-outs in flight: in a 384 MiB VM (330 MiB MemTotal) the nbd path
+# hung with it and finished with 16 MiB.  But what is kept free is taken
+# from everything else: in a 160 MiB VM (107 MiB MemTotal) fill-check on
+# cswap-fuse was OOM-killed with 16 MiB and 8 MiB, and completed with 4
+# and 5.4 MiB (doc/design.md, "The smallest machine").  So with
+# min-free=auto, `tune` raises vm.min_free_kbytes to a twentieth of
+# MemTotal, at most 16 MiB, where it is lower, and records the old value;
+# `untune` puts it back unless someone changed it since.
+# min-free=keep leaves it.
+readonly min_free_max_kbytes=16384
 
 min_free_param () { echo "$procsys/vm/min_free_kbytes"; }
 min_free_saved () { echo "$state_dir/min-free-was"; }
 
+# min_free_target: the KiB min-free=auto asks for on this machine.
+min_free_target ()
+{
+  local kib
+  kib=$(awk '$1 == "MemTotal:" { print int($2 / 20) }' "$meminfo")
+  ((kib > 0 && kib <= min_free_max_kbytes)) || kib=$min_free_max_kbytes
+  echo "$kib"
+}
+
 tune_min_free ()
 {
-  local param
+  local param target
   param=$(min_free_param)
   [[ $min_free == auto && -w $param ]] || return 0
-  [[ $(cat "$param" 2>/dev/null) -lt $min_free_kbytes ]] || return 0
-  tune_param "$param" "$min_free_kbytes" "$(min_free_saved)" \
+  target=$(min_free_target)
+  [[ $(cat "$param" 2>/dev/null) -lt $target ]] || return 0
+  tune_param "$param" "$target" "$(min_free_saved)" \
     "vm.min_free_kbytes" " KiB" min-free
 }
 
 untune_min_free ()
 {
-  untune_param "$(min_free_param)" "$min_free_kbytes" "$(min_free_saved)"
+  untune_param "$(min_free_param)" "$(min_free_target)" "$(min_free_saved)"
 }
 
 # zswap.  Where it is enabled (CONFIG_ZSWAP_DEFAULT_ON or zswap.enabled=1,

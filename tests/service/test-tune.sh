@@ -20,6 +20,7 @@ export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 dir=$(mktemp -d /tmp/cswap-tune.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export CSWAP_STATE_DIR=$dir/state CSWAP_SYSFS=$dir/sys CSWAP_PROC_SYS=$dir/proc-sys
+export CSWAP_MEMINFO=$dir/meminfo
 param=$dir/sys/module/haltpoll/parameters/guest_halt_poll_ns
 driver=$dir/sys/devices/system/cpu/cpuidle/current_driver
 saved=$CSWAP_STATE_DIR/halt-poll-was
@@ -32,7 +33,8 @@ equals () { [[ $(cat "$1" 2>/dev/null) == "$2" ]]; }
 
 # machine DRIVER NS [CONFIG-LINE]: a fresh simulated /sys, /proc/sys and
 # state (vm.min_free_kbytes $MIN_FREE, default 2048, a small machine's;
-# zswap's enabled $ZSWAP, default N, as the kernel's default is).
+# zswap's enabled $ZSWAP, default N, as the kernel's default is; MemTotal
+# $MEM_KIB, default 16 GiB).
 machine ()
 {
   rm -rf "$dir/sys" "$dir/proc-sys" "$CSWAP_STATE_DIR"
@@ -40,6 +42,7 @@ machine ()
   echo "$1" >"$driver"
   echo "$2" >"$param"
   echo "${MIN_FREE:-2048}" >"$min_free"
+  printf 'MemTotal:       %s kB\nMemFree:          100000 kB\n' "${MEM_KIB:-16777216}" >"$CSWAP_MEMINFO"
   echo "${ZSWAP:-N}" >"$zswap"
   printf 'size = 64M\n%s\n' "${3:-}" >"$dir/cswap.conf"
 }
@@ -93,7 +96,7 @@ cswap tune >/dev/null
 out=$(cswap down)
 check "down with nothing up still puts polling back" equals "$param" 0
 
-# min-free: raised to 16384 KiB where lower, put back after.
+# min-free: raised to 16384 KiB where lower (on 16 GiB), put back after.
 machine acpi_idle 0
 out=$(cswap tune)
 check "tune raises min_free_kbytes from 2048 to 16384" equals "$min_free" 16384
@@ -102,6 +105,18 @@ check "tune says what it did to min_free_kbytes" grep -q "vm.min_free_kbytes: 16
 cswap untune >/dev/null
 check "untune puts min_free_kbytes back to 2048" equals "$min_free" 2048
 check "untune forgets the old min_free_kbytes" test ! -e "$min_free_saved"
+
+# A 160 MiB VM (107 MiB MemTotal): a twentieth of it, not 16 MiB, which
+# there took what fill-check needed.
+MEM_KIB=109568 machine acpi_idle 0
+cswap tune >/dev/null
+check "on 107 MiB of RAM, tune raises min_free_kbytes to 5478" equals "$min_free" 5478
+cswap untune >/dev/null
+check "and untune puts 2048 back" equals "$min_free" 2048
+# At 320 MiB and up, the 16 MiB a 384 MiB VM's nbd path needed.
+MEM_KIB=337920 machine acpi_idle 0
+cswap tune >/dev/null
+check "on 330 MiB of RAM, 16384 (a twentieth is more)" equals "$min_free" 16384
 
 MIN_FREE=67584 machine acpi_idle 0
 cswap tune >/dev/null
