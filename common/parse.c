@@ -208,18 +208,36 @@ parse_int64 (const char *s, int64_t min, int64_t max, int64_t *value,
 }
 
 int
+parse_choice (const char *s, const char *const *names, unsigned count,
+              unsigned *index, const char **why)
+{
+  static _Thread_local char reason[128];
+  size_t used;
+
+  for (unsigned i = 0; i < count; i++)
+    if (strcmp (s, names[i]) == 0) {
+      *index = i;
+      return 0;
+    }
+  used = snprintf (reason, sizeof reason, "use %s", names[0]);
+  for (unsigned i = 1; i < count && used < sizeof reason; i++)
+    used += snprintf (reason + used, sizeof reason - used, "%s%s",
+                      i + 1 < count ? ", " : " or ", names[i]);
+  *why = reason;
+  return -1;
+}
+
+int
 parse_either (const char *s, const char *first, const char *second,
               bool *is_second, const char **why)
 {
-  static _Thread_local char reason[64];
+  const char *const names[] = { first, second };
+  unsigned index;
 
-  if (strcmp (s, first) == 0 || strcmp (s, second) == 0) {
-    *is_second = strcmp (s, second) == 0;
-    return 0;
-  }
-  snprintf (reason, sizeof reason, "use %s or %s", first, second);
-  *why = reason;
-  return -1;
+  if (parse_choice (s, names, 2, &index, why) == -1)
+    return -1;
+  *is_second = index == 1;
+  return 0;
 }
 
 int

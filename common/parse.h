@@ -44,8 +44,15 @@ extern int parse_pool_limit (const char *s, uint64_t *bytes, const char **why);
 /* "yes" or "no" (also "true"/"false", "on"/"off", "1"/"0"). */
 extern int parse_yes_no (const char *s, bool *value, const char **why);
 
+/* Exactly one of NAMES[0..COUNT): *INDEX says which (an enum whose
+ * values index NAMES, say).  Else -1, and *WHY is "use A, B or C" (in a
+ * buffer of the calling thread's).
+ */
+extern int parse_choice (const char *s, const char *const *names,
+                         unsigned count, unsigned *index, const char **why);
+
 /* Exactly FIRST or SECOND: *IS_SECOND says which.  Else -1, and *WHY is
- * "use FIRST or SECOND" (in a buffer of the calling thread's).
+ * "use FIRST or SECOND" (parse_choice).
  */
 extern int parse_either (const char *s, const char *first, const char *second,
                          bool *is_second, const char **why);

@@ -164,16 +164,16 @@ service_set (struct cswap_service *service, const char *key,
   int64_t number;
 
   if (strcmp (key, "frontend") == 0) {
-    if (strcmp (value, "fuse") == 0)
-      service->frontend = FRONTEND_FUSE;
-    else if (strcmp (value, "nbd") == 0)
-      service->frontend = FRONTEND_NBD;
-    else if (strcmp (value, "remote") == 0)
-      service->frontend = FRONTEND_REMOTE;
-    else {
-      *reason = "use fuse, nbd or remote";
+    static const char *const names[] = {
+      [FRONTEND_FUSE] = "fuse", [FRONTEND_NBD] = "nbd",
+      [FRONTEND_REMOTE] = "remote",
+    };
+    unsigned index;
+
+    if (parse_choice (value, names, sizeof names / sizeof names[0], &index,
+                      reason) == -1)
       return -1;
-    }
+    service->frontend = index;
     return 0;
   }
   if (strcmp (key, "remote") == 0 || strncmp (key, "remote-", 7) == 0)
@@ -205,16 +205,16 @@ service_set (struct cswap_service *service, const char *key,
     return 0;
   }
   if (strcmp (key, "ladder-online") == 0) {
-    if (strcmp (value, "auto") == 0)
-      service->ladder_online = LADDER_ONLINE_AUTO;
-    else if (strcmp (value, "all") == 0)
-      service->ladder_online = LADDER_ONLINE_ALL;
-    else if (strcmp (value, "follow") == 0)
-      service->ladder_online = LADDER_ONLINE_FOLLOW;
-    else {
-      *reason = "use auto, all or follow";
+    static const char *const names[] = {
+      [LADDER_ONLINE_AUTO] = "auto", [LADDER_ONLINE_ALL] = "all",
+      [LADDER_ONLINE_FOLLOW] = "follow",
+    };
+    unsigned index;
+
+    if (parse_choice (value, names, sizeof names / sizeof names[0], &index,
+                      reason) == -1)
       return -1;
-    }
+    service->ladder_online = index;
     return 0;
   }
   /* Checked only: the cswap helper turns auto into a size and hands it to

@@ -143,14 +143,15 @@ options_set (struct cswap_options *options, const char *key,
   else if (strcmp (key, "core-dump") == 0)
     parse_yes_no (value, &options->core_dump, &reason);
   else if (strcmp (key, "transport") == 0) {
-    if (strcmp (value, "auto") == 0)
-      options->transport = TRANSPORT_AUTO;
-    else if (strcmp (value, "uring") == 0)
-      options->transport = TRANSPORT_URING;
-    else if (strcmp (value, "classic") == 0)
-      options->transport = TRANSPORT_CLASSIC;
-    else
-      reason = "use auto, uring or classic";
+    static const char *const names[] = {
+      [TRANSPORT_AUTO] = "auto", [TRANSPORT_URING] = "uring",
+      [TRANSPORT_CLASSIC] = "classic",
+    };
+    unsigned index;
+
+    if (parse_choice (value, names, sizeof names / sizeof names[0], &index,
+                      &reason) == 0)
+      options->transport = index;
   }
   else if (strcmp (key, "accept-threshold") == 0) {
     if (parse_int64 (value, 1, 100, &number, &reason) == 0)

@@ -53,10 +53,15 @@ read_config ()
 auto_ladder_floor ()
 {
   local kib
-  kib=$(awk '$1 == "MemTotal:" { print $2 }' "$meminfo")
-  kib=$((kib / 2))
+  kib=$(($(mem_total_kib) / 2))
   ((kib <= 4 << 20)) || kib=$((4 << 20))
   echo $((kib * 1024))
+}
+
+# mem_total_kib: the machine's RAM, MemTotal in $meminfo (0 if unreadable).
+mem_total_kib ()
+{
+  awk '$1 == "MemTotal:" { kib = $2 } END { print kib + 0 }' "$meminfo" 2>/dev/null
 }
 
 # auto_ladder_online: what ladder-online = auto means for this

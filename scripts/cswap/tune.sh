@@ -93,7 +93,7 @@ min_free_saved () { echo "$state_dir/min-free-was"; }
 min_free_target ()
 {
   local kib
-  kib=$(awk '$1 == "MemTotal:" { print int($2 / 20) }' "$meminfo")
+  kib=$(($(mem_total_kib) / 20))
   ((kib > 0 && kib <= min_free_max_kbytes)) || kib=$min_free_max_kbytes
   echo "$kib"
 }

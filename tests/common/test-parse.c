@@ -154,6 +154,25 @@ test_either (void)
 }
 
 static void
+test_choice (void)
+{
+  static const char *const names[] = { "fuse", "nbd", "remote" };
+  const char *why = NULL;
+  unsigned index = 7;
+
+  ok (parse_choice ("remote", names, 3, &index, &why) == 0 && index == 2,
+      "remote of fuse|nbd|remote is the third");
+  ok (parse_choice ("fuse", names, 3, &index, &why) == 0 && index == 0,
+      "fuse is the first");
+  index = 7;
+  ok (parse_choice ("NBD", names, 3, &index, &why) == -1 && index == 7
+      && strcmp (why, "use fuse, nbd or remote") == 0,
+      "NBD is refused, the index untouched (%s)", why);
+  ok (parse_choice ("x", names, 1, &index, &why) == -1
+      && strcmp (why, "use fuse") == 0, "one name: use fuse (%s)", why);
+}
+
+static void
 test_tool_option (void)
 {
   ok (tool_option_status ("7") == 0, "a tool option in range is returned");
@@ -172,6 +191,7 @@ main (void)
   test_integers ();
   test_yes_no ();
   test_either ();
+  test_choice ();
   test_tool_option ();
   return tap_done ();
 }

@@ -308,6 +308,29 @@ if [[ $(id -u) -eq 0 ]]; then
   check "only the word cswap=0 turns cswap off" test -e "$dir/nbdkit.args"
 fi
 
+# ------------------------------------------ auto, as cswap up reads it ----
+# resolved MEMTOTAL_KIB CONFIG: "LADDER_ONLINE LADDER_FLOOR" as the
+# helper's read_config leaves them for CONFIG (a --check-config listing),
+# on a machine of MEMTOTAL_KIB.
+resolved ()
+{
+  printf 'MemTotal:       %s kB\n' "$1" >"$dir/meminfo"
+  (CSWAP_MEMINFO=$dir/meminfo source "$helper" \
+     && merged_config=$2 && read_config && echo "$ladder_online $ladder_floor")
+}
+check "auto on 1 GiB of RAM: follow, a floor of half the RAM" \
+  test "$(resolved 1048576 '')" = "follow 536870912"
+check "auto on 16 GiB: the floor stops at 4 GiB" \
+  test "$(resolved 16777216 '')" = "follow 4294967296"
+check "auto with frontend = nbd: all (one device)" \
+  test "$(resolved 1048576 'frontend = nbd')" = "all 536870912"
+check "auto with ctl = none: all (nothing to hand the ladder over on)" \
+  test "$(resolved 1048576 'ctl = none')" = "all 536870912"
+check "auto with ladder-step = 0: all (no ladder)" \
+  test "$(resolved 1048576 'ladder-step = 0')" = "all 536870912"
+check "given values stay as given" \
+  test "$(resolved 1048576 $'ladder-online = all\nladder-floor = 128M')" = "all 128M"
+
 # ----------------------------------------------------------- cswap=0 ----
 rm -rf "$dir/state"
 for command in up run; do
