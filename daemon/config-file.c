@@ -394,7 +394,7 @@ check_remote (const struct cswap_service *service)
 }
 
 /* The keys that only make sense together, once every file is read:
- * ladder-online = follow needs the steps (frontend = fuse) and a way to
+ * ladder-online = follow needs the steps (not frontend = remote) and a way to
  * hand them to the daemon (its control socket); the remote device needs
  * its server.
  */
@@ -406,10 +406,7 @@ check_service (const char *path, const struct cswap_service *service,
 
   if (reason == NULL && service->ladder_online == LADDER_ONLINE_FOLLOW) {
     prefix = "ladder-online = follow: ";
-    if (service->frontend == FRONTEND_NBD)
-      reason = "frontend = nbd serves one device, with no ladder to follow "
-        "(use frontend = fuse, or ladder-online = all)";
-    else if (service->frontend == FRONTEND_REMOTE)
+    if (service->frontend == FRONTEND_REMOTE)
       reason = "frontend = remote is one device, with no ladder to follow "
         "(use ladder-online = all)";
     else if (strcmp (options->ctl.path, CONTROL_PATH_NONE) == 0)

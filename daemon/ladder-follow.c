@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@
 #include "page.h"
 #include "parse.h"
 #include "proc-swaps.h"
+#include "store.h"
 
 /* swapon --discard=pages: discard a cluster once it is free, never the
  * whole device (linux/swap.h; glibc's header lacks it).
@@ -143,8 +145,9 @@ step_failed (struct ladder *l, struct ladder_step *s, const char *call,
   atomic_store_explicit (&s->rest_until_ns,
                          monotonic_ns () + LADDER_REST_MS * MS_NS,
                          memory_order_relaxed);
-  fprintf (stderr, "cswap-fuse: ladder: %s %s: %s (left alone for %d s)\n",
-           call, s->device, strerrordesc_np (err), LADDER_REST_MS / 1000);
+  fprintf (stderr, "%s: ladder: %s %s: %s (left alone for %d s)\n",
+           program_invocation_short_name, call, s->device,
+           strerrordesc_np (err), LADDER_REST_MS / 1000);
 }
 
 static void
@@ -316,8 +319,8 @@ refuse (char *error, size_t size, const char *fmt, ...)
  * OFFSET, LENGTH with direct I/O; if not, the reason in ERROR.
  */
 static int
-check_window (struct ladder *l, int fd, const char *device, uint64_t offset,
-              uint64_t length, char *error, size_t size)
+check_loop_window (struct ladder *l, int fd, const char *device,
+                   uint64_t offset, uint64_t length, char *error, size_t size)
 {
   struct loop_info64 info;
   struct stat file;
@@ -340,6 +343,57 @@ check_window (struct ladder *l, int fd, const char *device, uint64_t offset,
   if (!(info.lo_flags & LO_FLAGS_DIRECT_IO))
     return refuse (error, size, "%s: direct I/O is off (a buffered loop "
                    "keeps a copy of every page)", device);
+  return 0;
+}
+
+/* Whether DEVICE (open as FD) is a device of LENGTH bytes whose first
+ * page reads, uncached, as the store's page at OFFSET, and that page a
+ * swap header: mkswap gives each one a random UUID, so only the device
+ * this daemon serves that window through reads so.  How the nbdkit
+ * plugin's windows (nbd-window.h), which no file names, are known.
+ */
+static int
+check_served_window (struct ladder *l, int fd, const char *device,
+                     uint64_t offset, uint64_t length, char *error,
+                     size_t size)
+{
+  static const char magic[] = "SWAPSPACE2";
+  const size_t magic_at = CSWAP_PAGE_SIZE - (sizeof magic - 1);
+  CLEANUP_FREE unsigned char *ours = aligned_alloc (CSWAP_PAGE_SIZE,
+                                                    2 * CSWAP_PAGE_SIZE);
+  unsigned char *theirs = ours + CSWAP_PAGE_SIZE;
+  uint64_t bytes;
+  ssize_t r;
+  int direct, err;
+
+  if (ours == NULL)
+    return refuse (error, size, "out of memory");
+  if (ioctl (fd, BLKGETSIZE64, &bytes) == -1)
+    return refuse (error, size, "%s: %s", device, strerrordesc_np (errno));
+  if (bytes != length)
+    return refuse (error, size, "%s: %llu bytes, not the window's %llu",
+                   device, (unsigned long long) bytes,
+                   (unsigned long long) length);
+  err = store_read (l->store, ours, CSWAP_PAGE_SIZE, offset);
+  if (err)
+    return refuse (error, size, "reading the window's header: %s",
+                   strerrordesc_np (-err));
+  if (memcmp (ours + magic_at, magic, sizeof magic - 1))
+    return refuse (error, size, "the window at %llu holds no swap header "
+                   "(mkswap its device first)", (unsigned long long) offset);
+  direct = open (device, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (direct == -1)
+    return refuse (error, size, "%s: %s", device, strerrordesc_np (errno));
+  r = pread (direct, theirs, CSWAP_PAGE_SIZE, 0);
+  err = errno;
+  close (direct);
+  if (r != (ssize_t) CSWAP_PAGE_SIZE)
+    return refuse (error, size, "%s: reading its first page: %s", device,
+                   r == -1 ? strerrordesc_np (err) : "short read");
+  if (memcmp (ours, theirs, CSWAP_PAGE_SIZE))
+    return refuse (error, size, "%s: its swap header is not the one of this "
+                   "daemon's window at %llu", device,
+                   (unsigned long long) offset);
   return 0;
 }
 
@@ -388,7 +442,10 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
       close (fd);
       return refuse (error, size, "%s: already step %u", argv[0], i);
     }
-  if (check_window (l, fd, argv[0], offset, length, error, size) == -1) {
+  if ((l->swap_file[0]
+       ? check_loop_window (l, fd, argv[0], offset, length, error, size)
+       : check_served_window (l, fd, argv[0], offset, length, error, size))
+      == -1) {
     close (fd);
     return -1;
   }
@@ -528,7 +585,7 @@ ladder_create (const char *swap_file, struct store *store)
 {
   struct ladder *l;
 
-  if (strlen (swap_file) >= PATH_MAX) {
+  if (swap_file != NULL && strlen (swap_file) >= PATH_MAX) {
     errno = ENAMETOOLONG;
     return NULL;
   }
@@ -540,7 +597,8 @@ ladder_create (const char *swap_file, struct store *store)
     free (l);
     return NULL;
   }
-  strcpy (l->swap_file, swap_file);
+  if (swap_file != NULL)
+    strcpy (l->swap_file, swap_file);
   l->store = store;
   pthread_mutex_init (&l->lock, NULL);
   l->extension = (struct control_extension) {
@@ -568,8 +626,8 @@ ladder_shut (struct ladder *l)
    * end with the process, and so is what it uses.
    */
   if (!stop_follower (l, SHUT_WAIT_S)) {
-    fprintf (stderr, "cswap-fuse: ladder: the follower did not stop in "
-             "%d s; leaving it\n", SHUT_WAIT_S);
+    fprintf (stderr, "%s: ladder: the follower did not stop in %d s; "
+             "leaving it\n", program_invocation_short_name, SHUT_WAIT_S);
     l->abandoned = true;
     return;
   }

@@ -18,7 +18,12 @@
  * `add` checks that DEVICE is a direct-I/O loop device over this daemon's
  * own file at exactly that window (LOOP_GET_STATUS64), and keeps it open:
  * a loop device cannot be detached from under a holder, so its name goes
- * on naming that window for as long as the daemon may swap it on.
+ * on naming that window for as long as the daemon may swap it on.  The
+ * nbdkit plugin has no file: with frontend = nbd, `cswap up` connects an
+ * nbd device to each window, served as an export of its own
+ * (nbd-window.h), and `add` checks that DEVICE is as long as the window
+ * and that its first page, read uncached through it, is the window's
+ * swap header, which mkswap made unique with a random UUID.
  *
  * One thread follows.  It reads /proc/swaps (proc-swaps.h: no fork, no
  * allocation), asks the policy (ladder-policy.h), and calls swapon(2) or
@@ -71,7 +76,8 @@
 struct ladder;
 
 /* A follower for the device file SWAP_FILE (its path with symbolic links
- * resolved) of STORE, idle until handed a ladder.  NULL with errno set.
+ * resolved) of STORE, or for STORE's window exports when SWAP_FILE is
+ * NULL; idle until handed a ladder.  NULL with errno set.
  */
 extern struct ladder *ladder_create (const char *swap_file,
                                      struct store *store);

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NBDKIT_API_VERSION 2
@@ -26,11 +27,13 @@
 #include "contents-id.h"
 #include "daemon-life.h"
 #include "full-warning.h"
+#include "ladder-follow.h"
 #include "memory-safety.h"
 #include "monotonic.h"
 #include "nbd-exports-control.h"
 #include "nbd-exports.h"
 #include "nbd-exports-idle.h"
+#include "nbd-window.h"
 #include "nbdkit-command-line.h"
 #include "options-help.h"
 #include "options.h"
@@ -40,6 +43,10 @@
 
 static struct cswap_options options;
 static struct nbd_exports exports;
+/* Without exports: the follower of a ladder of window exports
+ * (ladder-follow.h), made in .get_ready.
+ */
+static struct ladder *ladder;
 /* life.store is the device, made in .get_ready. */
 static struct daemon_life life = { .name = "cswap", .error = nbdkit_error };
 
@@ -72,7 +79,13 @@ static void
 cswap_unload (void)
 {
   nbd_exports_idle_stop ();
+  /* `cswap down` has stopped the follower before it turned swap off;
+   * should it still be in a swapon, which reads through a connection
+   * that is gone now, ladder_shut leaves it after a few seconds.
+   */
+  ladder_shut (ladder);
   daemon_stop (&life);
+  ladder_destroy (ladder);
   nbd_exports_free (&exports);
 }
 
@@ -117,8 +130,18 @@ cswap_config_complete (void)
   return 0;
 }
 
-/* Without exports, every name is the one device (area 0 at offset 0). */
+/* Without exports, every name is the one device (area 0 at offset 0),
+ * or a window of it (nbd-window.h).
+ */
 static struct nbd_export whole_device = { .name = "", .area = 0 };
+
+/* A client's handle: the export it named, and the part of the store it
+ * is served.
+ */
+struct connection {
+  struct nbd_export *export;
+  uint64_t base_bytes, size_bytes;
+};
 
 static int
 cswap_get_ready (void)
@@ -131,9 +154,17 @@ cswap_get_ready (void)
     nbdkit_error ("export quotas: %s", strerror (-r));
     return -1;
   }
-  if (nbd_exports_active (&exports))
+  if (nbd_exports_active (&exports)) {
     control_server_extend (life.control, nbd_exports_control_extension
                            (&exports, life.store));
+    return 0;
+  }
+  ladder = ladder_create (NULL, life.store);
+  if (ladder == NULL) {
+    nbdkit_error ("the ladder's follower: %m");
+    return -1;
+  }
+  control_server_extend (life.control, ladder_control_extension (ladder));
   return 0;
 }
 
@@ -187,55 +218,93 @@ cswap_default_export (int readonly, int is_tls)
   return exports.configured ? exports.list[0].name : "";
 }
 
-/* The handle is the export the client named. */
+/* The part of the store a client that names NAME is served: an export's
+ * area, the whole device, or a window of it.  0, or -1 with *WHY.
+ */
+static int
+serve_name (const char *name, struct connection *c, const char **why)
+{
+  uint64_t area_bytes = store_area_size (life.store);
+
+  if (nbd_exports_active (&exports)) {
+    c->export = nbd_exports_open (&exports, life.store, name, why);
+    if (c->export == NULL)
+      return -1;
+    c->base_bytes = c->export->area * area_bytes;
+    c->size_bytes = area_bytes;
+    return 0;
+  }
+  c->export = &whole_device;
+  switch (nbd_window_parse (name, area_bytes, &c->base_bytes, &c->size_bytes,
+                            why)) {
+  case 0:
+    c->base_bytes = 0;
+    c->size_bytes = area_bytes;
+    return 0;
+  case 1:
+    return 0;
+  default:
+    return -1;
+  }
+}
+
 static void *
 cswap_open (int readonly)
 {
   const char *name = nbdkit_export_name ();
-  struct nbd_export *e;
+  struct connection *c = malloc (sizeof *c);
   const char *why;
 
   (void) readonly;
-  if (!nbd_exports_active (&exports))
-    return &whole_device;
-  e = nbd_exports_open (&exports, life.store, name ? name : "", &why);
-  if (e == NULL)
+  if (c == NULL) {
+    nbdkit_error ("out of memory");
+    return NULL;
+  }
+  if (serve_name (name ? name : "", c, &why) == -1) {
     nbdkit_error ("%s", why);
-  return e;
+    free (c);
+    return NULL;
+  }
+  return c;
 }
 
 static void
 cswap_close (void *handle)
 {
-  if (handle != &whole_device)
-    nbd_exports_close (&exports, handle);
+  struct connection *c = handle;
+
+  if (c->export != &whole_device)
+    nbd_exports_close (&exports, c->export);
+  free (c);
 }
 
 /* The export's description carries its contents id (contents-id.h). */
 static const char *
 cswap_export_description (void *handle)
 {
-  const struct nbd_export *e = handle;
+  const struct connection *c = handle;
+  const struct nbd_export *e = c->export;
 
   return nbdkit_printf_intern ("cswap export \"%s\", " CONTENTS_ID_LABEL
                                "%0*" PRIx64, e->name, CONTENTS_ID_DIGITS,
                                atomic_load (&e->contents_id));
 }
 
-/* Where HANDLE's export starts in the store. */
+/* Where HANDLE's part of the store starts. */
 static uint64_t
 base_of (void *handle)
 {
-  const struct nbd_export *e = handle;
+  const struct connection *c = handle;
 
-  return e->area * store_area_size (life.store);
+  return c->base_bytes;
 }
 
 static int64_t
 cswap_get_size (void *handle)
 {
-  (void) handle;
-  return store_area_size (life.store);
+  const struct connection *c = handle;
+
+  return c->size_bytes;
 }
 
 static int
@@ -299,12 +368,14 @@ static int
 cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
+  const struct connection *c = handle;
   uint64_t start_ns = monotonic_ns ();
   memory_safety_mark_io_thread ();
   (void) flags;                 /* FUA: the write is durable once stored */
-  int r = store_write (life.store, buf, count, base_of (handle) + offset);
+  int r = store_write (life.store, buf, count, c->base_bytes + offset);
   full_warning_note (life.store, r);   /* not for -EDQUOT: the export's */
-  r = nbd_export_note_refusal (handle, r);
+  ladder_note_write (ladder, count);
+  r = nbd_export_note_refusal (c->export, r);
   return timed_reply (STORE_REQUEST_WRITE, start_ns, r);
 }
 

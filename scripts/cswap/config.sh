@@ -69,7 +69,7 @@ mem_total_kib ()
 # and a control socket to hand it over, all otherwise.
 auto_ladder_online ()
 {
-  if [[ $frontend == fuse && $socket != none ]] && (($(size_bytes "$ladder_step") > 0)); then
+  if [[ $frontend != remote && $socket != none ]] && (($(size_bytes "$ladder_step") > 0)); then
     echo follow
   else
     echo all

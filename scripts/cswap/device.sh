@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# cswap helper: the block devices: attach and swapon (the ladder's loop devices,
-# or one nbd device), swapoff and detach, and the swap they hold.
+# cswap helper: the block devices: attach and swapon (the ladder's loop
+# devices, or its nbd devices), swapoff and detach, and the swap they hold.
 #
 # A part of the `cswap` script: scripts/cswap.in includes it (#@include)
 # when meson builds the script, so it runs with the script's variables
@@ -19,41 +19,76 @@ free_nbd_device ()
   return 1
 }
 
-# attach_device PID: makes the block devices (the ladder's loop devices,
-# or one nbd device) and turns swap on, the first at $priority and each
-# next one lower; with ladder-online = follow the first only, and the
-# daemon is handed the ladder to swap on the rest as the swap in use
-# needs.  Records devices=… and windows=… as each one exists.  Returns 0,
-# or 1 after undoing its part.
+# connect_nbd PID [OFFSET LENGTH]: a free nbd device connected to the
+# daemon's whole device, or to its window export of LENGTH bytes from
+# OFFSET (a step of the ladder, nbd-window.h); prints it.
+connect_nbd ()
+{
+  local dev export=${2:+window:$2:$3}
+  dev=$(free_nbd_device) || { warn "no free /dev/nbdN (is the nbd module loaded? nbds_max= sets how many)"; return 1; }
+  nbd-client -unix "$(served_path "$1")" "$dev" -block-size 4096 ${export:+-N "$export"} >/dev/null \
+    || { warn "nbd-client $dev ${export:+(export $export) }failed"; return 1; }
+  echo "$dev"
+}
+
+# served_size: the bytes of the device the daemon serves, from its
+# control socket.
+served_size ()
+{
+  "$cswapctl" --socket "$socket" --output DISKSIZE --bytes --noheadings stats
+}
+
+# attach_windows SIZE CMD ARG…: a block device for each window of the
+# ladder over SIZE bytes, made by CMD ARG… OFFSET LENGTH, which prints it;
+# records devices=… and windows=… as each one exists.  Returns 0, or 1
+# after detaching those it made.
+attach_windows ()
+{
+  local size=$1 dev offset length windows=()
+  shift
+  while read -r offset length; do
+    if ! dev=$("$@" "$offset" "$length"); then
+      detach_devices
+      return 1
+    fi
+    devices+=("$dev")
+    windows+=("$offset:$length")
+    state_set devices "${devices[*]}"
+    state_set windows "${windows[*]}"
+  done < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
+  # No window read (the process substitution failed: no /dev/fd).
+  [[ ${#devices[@]} -gt 0 ]] || { warn "no device attached: no window of the ladder read"; return 1; }
+}
+
+# attach_device PID: makes the block devices (a loop device over each
+# window of the ladder, or an nbd device connected to each) and turns
+# swap on, the first at $priority and each next one lower; with
+# ladder-online = follow the first only, and the daemon is handed the
+# ladder to swap on the rest as the swap in use needs.  Records
+# devices=… and windows=… as each one exists.  Returns 0, or 1 after
+# undoing its part.
 attach_device ()
 {
-  local pid=$1 file dev size offset length i windows=()
+  local pid=$1 file dev size i
   devices=()
   case $frontend in
     fuse)
       file=$(served_path "$pid")
       size=$(stat -L -c %s "$file") || { warn "cannot stat $file"; return 1; }
-      while read -r offset length; do
-        if ! dev=$(attach_loop "$file" "$offset" "$length"); then
-          detach_devices
-          return 1
-        fi
-        devices+=("$dev")
-        windows+=("$offset:$length")
-        state_set devices "${devices[*]}"
-        state_set windows "${windows[*]}"
-      done < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
-      # No window read (the process substitution failed: no /dev/fd).
-      [[ ${#devices[@]} -gt 0 ]] || { warn "no loop device attached over $file"; return 1; }
+      attach_windows "$size" attach_loop "$file" || return 1
       ;;
     nbd)
       command -v nbd-client >/dev/null || { warn "frontend = nbd: nbd-client is not installed"; return 1; }
       modprobe nbd 2>/dev/null
-      dev=$(free_nbd_device) || { warn "no free /dev/nbdN (is the nbd module loaded?)"; return 1; }
-      nbd-client -unix "$(served_path "$pid")" "$dev" -block-size 4096 \
-        || { warn "nbd-client $dev failed"; return 1; }
-      devices=("$dev")
-      state_set devices "$dev"
+      if [[ $socket != none ]]; then
+        size=$(served_size) || { warn "cannot ask the daemon its size"; return 1; }
+        attach_windows "$size" connect_nbd "$pid" || return 1
+      else
+        # Nothing to ask the daemon its size: one device, the whole of it.
+        dev=$(connect_nbd "$pid") || return 1
+        devices=("$dev")
+        state_set devices "$dev"
+      fi
       ;;
   esac
   for i in "${!devices[@]}"; do

@@ -1,7 +1,8 @@
 #!/bin/bash
 # cswap: the nbdkit plugin through a real NBD client, the exit stats line
-# showing that trimming the whole device released every page, and a full
-# device's writes refused with ENOSPC and one warning.
+# showing that trimming the whole device released every page, a full
+# device's writes refused with ENOSPC and one warning, and window exports
+# (window:OFFSET:LENGTH: a ladder's steps with frontend = nbd).
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
 
@@ -41,5 +42,18 @@ else
   echo "not ok $n - pool-limit=1M: ${refused:-no} writes refused with ENOSPC, $warnings warnings"
   status=1
 fi
+# Window exports: their own TAP lines, numbered after the ones so far.
+while IFS= read -r line; do
+  if [[ $line =~ ^(not\ )?ok\ [0-9]+\ -\ (.*)$ ]]; then
+    n=$((n + 1))
+    [[ -z ${BASH_REMATCH[1]} ]] || status=1
+    echo "${BASH_REMATCH[1]}ok $n - window exports: ${BASH_REMATCH[2]}"
+  else
+    echo "$line"
+  fi
+done < <(nbdkit -U - "$CSWAP_PLUGIN" size=8M ctl=none \
+           --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-window.py \"\$unixsocket\" $CSWAP_CORPUS" \
+           2> "$log" || echo "not ok 0 - the window client or the server failed")
+grep -v '^cswap: \(stats\|latency\)\|error: export "window' "$log" | sed 's/^/# /'
 echo "1..$n"
 exit $status

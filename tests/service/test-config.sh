@@ -121,13 +121,13 @@ check_file "codec = lz4 with cold-codec = zstd is accepted and listed" \
   "cold-codec = zstd  # $dir/test.conf:3$ends_ok" 0 \
   <<<$'size = 1G\ncodec = lz4\ncold-codec = zstd'
 check_file "an empty file is accepted" "$ends_ok" 0 </dev/null
-# ladder-online = follow needs the ladder (fuse) and the control socket
-# the steps are handed over on.
+# ladder-online = follow needs the ladder (fuse or nbd, not remote) and
+# the control socket the steps are handed over on.
 check_file "ladder-online = follow with the fuse front end is accepted" \
   "ladder-online = follow  # $dir/test.conf:2"$'\n'"ladder-headroom = 8M  # $dir/test.conf:3$ends_ok" 0 \
   <<<$'size = 1G\nladder-online = follow\nladder-headroom = 8M'
-check_file "ladder-online = follow with frontend = nbd is refused" \
-  "^cswap-fuse: $dir/test.conf: ladder-online = follow: frontend = nbd serves one device" 1 \
+check_file "ladder-online = follow with frontend = nbd is accepted" \
+  "ladder-online = follow  # $dir/test.conf:1"$'\n'"frontend = nbd  # $dir/test.conf:2$ends_ok" 0 \
   <<<$'ladder-online = follow\nfrontend = nbd'
 check_file "ladder-online = follow with ctl = none is refused" \
   "^cswap-fuse: $dir/test.conf: ladder-online = follow: .*ctl = none" 1 \
@@ -322,8 +322,10 @@ check "auto on 1 GiB of RAM: follow, a floor of half the RAM" \
   test "$(resolved 1048576 '')" = "follow 536870912"
 check "auto on 16 GiB: the floor stops at 4 GiB" \
   test "$(resolved 16777216 '')" = "follow 4294967296"
-check "auto with frontend = nbd: all (one device)" \
-  test "$(resolved 1048576 'frontend = nbd')" = "all 536870912"
+check "auto with frontend = nbd: follow (a window export a step)" \
+  test "$(resolved 1048576 'frontend = nbd')" = "follow 536870912"
+check "auto with frontend = remote: all (one device)" \
+  test "$(resolved 1048576 $'frontend = remote\nremote = example.org')" = "all 536870912"
 check "auto with ctl = none: all (nothing to hand the ladder over on)" \
   test "$(resolved 1048576 'ctl = none')" = "all 536870912"
 check "auto with ladder-step = 0: all (no ladder)" \

@@ -11,7 +11,8 @@
 # block back once, checking its SHA-256 (one pass, not bench's two: the
 # test's minutes go to CI), on that device alone.  Checks: the workload completed
 # (its own check passed), the guest kernel reported no hung task, the
-# daemon was still alive, and for up-* that `cswap down` took it down.
+# daemon was still alive, and for up-* that `cswap down` took it down
+# (and for up-fuse and up-nbd that the daemon was handed the ladder).
 # Each VM is bounded ($VM_TEST_TIMEOUT_S, 600 s by default); the VM is
 # thrown away after, with everything in it, so the host's swap is never
 # touched.  Skips where cswap-vm skips (no root, no qemu, no Debian
@@ -65,6 +66,12 @@ for device in "$@"; do
   esac
   case $device in
     up-*) check "$device: cswap down took it all down" grep -q '^cswap: down$' "$line" ;;
+  esac
+  # The default, auto, hands the ladder to the daemon (a device larger
+  # than the floor, half the RAM); the state says all if it could not.
+  case $device in
+    up-fuse|up-nbd) check "$device: the daemon followed the swap in use" \
+      test "$(field ladder_online "$line" 2>/dev/null)" = follow ;;
   esac
   if [ "$vm_rc" = 124 ]; then
     # What the guest's kernel said of its blocked tasks, for the log.
