@@ -5,7 +5,10 @@
  * connection's), so multi-conn is safe: every connection sees every write
  * at once, and flush has nothing to do because memory is the medium.
  * With export= keys (nbd-exports.h), each export is an area of that
- * store, and a connection's handle is the export it named.
+ * store.  Without them, a client may name a window of the one device
+ * (nbd-window.h), and the plugin follows a ladder of such windows as
+ * cswap-fuse follows its loop devices (ladder-follow.h).  A connection's
+ * handle is the part of the store it is served.
  *
  * Start-up and shutdown are cswap-fuse's too (daemon-life.h): set-up that
  * can fail (the store, the control socket) runs in .get_ready, where an

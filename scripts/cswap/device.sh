@@ -6,16 +6,17 @@
 # when meson builds the script, so it runs with the script's variables
 # and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
 
+# free_nbd_device: the first /dev/nbdN (in N's order) no client holds.
 free_nbd_device ()
 {
   local dev
-  for dev in /sys/block/nbd*; do
+  while read -r dev; do
     [[ -e $dev ]] || continue
     if [[ $(cat "$dev/size") == 0 && ! -e $dev/pid ]]; then
       echo "/dev/${dev##*/}"
       return 0
     fi
-  done
+  done < <(printf '%s\n' /sys/block/nbd* | sort -V)
   return 1
 }
 
