@@ -24,8 +24,8 @@
 #   swap_on_devices      swap on DEVS, at descending priorities
 #   snapshot_cmd, memory_json, daemon_stats_json, run_fio, rss_bytes
 #   tuning_json          the system settings that change swap-in latency
-#   halt_poll_tune, halt_poll_untune
-#                        guest halt polling as `cswap up` leaves it
+#   tune_as_up, untune_as_up
+#                        halt polling and readahead as `cswap up` leaves them
 t_start=$SECONDS
 note ()
 {
@@ -50,26 +50,29 @@ tuning_json ()
       page_cluster: ($cluster | tonumber), vma_readahead: $vma_ra}'
 }
 
-# halt_poll_tune: guest halt polling as `cswap up` leaves it (halt-poll=
-# auto: on where the VM had it off), through cswap(8)'s own functions, for
-# the whole run and every device in it alike; the caller's EXIT trap calls
-# halt_poll_untune.  HALT_POLL=keep measures the machine as it is.
-halt_poll_dir=
-halt_poll_tune ()
+# tune_as_up: guest halt polling and swap readahead as `cswap up` leaves
+# them (halt-poll=auto: polling on where the VM had it off; page-cluster=
+# auto: vm.page-cluster raised to 5), through cswap(8)'s own functions,
+# for the whole run and every device in it alike; the caller's EXIT trap
+# calls untune_as_up.  HALT_POLL=keep and PAGE_CLUSTER=keep measure the
+# machine as it is.
+tune_dir=
+tune_as_up ()
 {
-  [[ ${HALT_POLL:-auto} == auto ]] || return 0
-  halt_poll_dir=$(mktemp -d /tmp/cswap-bench-tune.XXXXXX) || return 0
+  tune_dir=$(mktemp -d /tmp/cswap-bench-tune.XXXXXX) || return 0
   # shellcheck source=/dev/null  # the configured helper, in the build tree
-  (source "$build/systemd/cswap" && state_dir=$halt_poll_dir halt_poll=auto \
-     && tune_halt_poll) >&2
+  (source "$build/systemd/cswap" && state_dir=$tune_dir \
+     && halt_poll=${HALT_POLL:-auto} page_cluster=${PAGE_CLUSTER:-auto} \
+     && { tune_halt_poll; tune_page_cluster; }) >&2
 }
 
-halt_poll_untune ()
+untune_as_up ()
 {
-  [[ -n $halt_poll_dir ]] || return 0
+  [[ -n $tune_dir ]] || return 0
   # shellcheck source=/dev/null
-  (source "$build/systemd/cswap" && state_dir=$halt_poll_dir && untune_halt_poll) >&2
-  rm -rf "$halt_poll_dir"
+  (source "$build/systemd/cswap" && state_dir=$tune_dir \
+     && { untune_halt_poll; untune_page_cluster; }) >&2
+  rm -rf "$tune_dir"
 }
 
 # emit JSON: one line into results.jsonl (and stdout).

@@ -253,6 +253,7 @@ service_set (struct cswap_service *service, const char *key,
   } tunings[] = {
     { "halt-poll", "auto", "keep" },
     { "min-free", "auto", "keep" },
+    { "page-cluster", "auto", "keep" },
     { "zswap", "off", "keep" },
   };
   for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++)

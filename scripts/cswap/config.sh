@@ -16,7 +16,7 @@ read_config ()
   # The defaults of config-file.h.
   frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
   ladder_online=auto ladder_headroom=32M ladder_floor=auto
-  halt_poll=auto min_free=auto zswap=off
+  halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
   remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
   remote_tlshostname=
@@ -36,6 +36,7 @@ read_config ()
       ladder-floor) ladder_floor=$value ;;
       halt-poll) halt_poll=$value ;;
       min-free) min_free=$value ;;
+      page-cluster) page_cluster=$value ;;
       zswap) zswap=$value ;;
       ctl) socket=$value ;;
       remote|remote-port|remote-export|remote-connections|remote-timeout|remote-persist|remote-certfile|remote-keyfile|remote-cacertfile|remote-tlshostname)

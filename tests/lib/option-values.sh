@@ -17,7 +17,7 @@ declare -A good=(
   [lock-memory]=no [core-dump]=yes [compact]=off [compact-threshold]=25
   [transport]=classic
   [frontend]=nbd [priority]=5 [mountpoint]=/run/cswap/other
-  [ladder-step]=32M [halt-poll]=keep [min-free]=keep [zswap]=keep
+  [ladder-step]=32M [halt-poll]=keep [min-free]=keep [page-cluster]=keep [zswap]=keep
   # Not follow: with every key at once, frontend = nbd and ctl = none
   # refuse it (test-config.sh tries follow on its own).
   [ladder-online]=all [ladder-headroom]=16M [ladder-floor]=256M
@@ -52,7 +52,8 @@ declare -A bad=(
   [frontend]="tcp|fuse, nbd or remote"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
   [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
-  [min-free]="never|auto or keep" [zswap]="no|off or keep"
+  [min-free]="never|auto or keep" [page-cluster]="5|auto or keep"
+  [zswap]="no|off or keep"
   [ladder-online]="some|auto, all or follow" [ladder-headroom]="1M|4M to 1T"
   [ladder-floor]="half|auto or a size"
   [remote]="-h|a host name or address" [remote-port]="0|out of range"

@@ -53,6 +53,7 @@ ladder-headroom = 6M
 ladder-floor = 8M
 halt-poll = keep
 min-free = keep
+page-cluster = keep
 zswap = keep
 EOF2
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck disable=SC2016  # eval strings expand later, on purpose
-# cswap: `cswap tune` and `cswap untune` (halt-poll, min-free and zswap in
+# cswap: `cswap tune` and `cswap untune` (halt-poll, min-free, page-cluster and zswap in
 # cswap.conf(5)) on a simulated /sys and /proc/sys (CSWAP_SYSFS,
 # CSWAP_PROC_SYS), so that the machine's own setting is never
 # touched: with the haltpoll cpuidle driver and guest_halt_poll_ns at 0,
@@ -26,6 +26,8 @@ driver=$dir/sys/devices/system/cpu/cpuidle/current_driver
 saved=$CSWAP_STATE_DIR/halt-poll-was
 min_free=$dir/proc-sys/vm/min_free_kbytes
 min_free_saved=$CSWAP_STATE_DIR/min-free-was
+page_cluster=$dir/proc-sys/vm/page-cluster
+page_cluster_saved=$CSWAP_STATE_DIR/page-cluster-was
 zswap=$dir/sys/module/zswap/parameters/enabled
 zswap_saved=$CSWAP_STATE_DIR/zswap-was
 
@@ -33,8 +35,9 @@ equals () { [[ $(cat "$1" 2>/dev/null) == "$2" ]]; }
 
 # machine DRIVER NS [CONFIG-LINE]: a fresh simulated /sys, /proc/sys and
 # state (vm.min_free_kbytes $MIN_FREE, default 2048, a small machine's;
-# zswap's enabled $ZSWAP, default N, as the kernel's default is; MemTotal
-# $MEM_KIB, default 16 GiB).
+# vm.page-cluster $PAGE_CLUSTER, default 3, the kernel's; zswap's enabled
+# $ZSWAP, default N, as the kernel's default is; MemTotal $MEM_KIB,
+# default 16 GiB).
 machine ()
 {
   rm -rf "$dir/sys" "$dir/proc-sys" "$CSWAP_STATE_DIR"
@@ -42,6 +45,7 @@ machine ()
   echo "$1" >"$driver"
   echo "$2" >"$param"
   echo "${MIN_FREE:-2048}" >"$min_free"
+  echo "${PAGE_CLUSTER:-3}" >"$page_cluster"
   printf 'MemTotal:       %s kB\nMemFree:          100000 kB\n' "${MEM_KIB:-16777216}" >"$CSWAP_MEMINFO"
   echo "${ZSWAP:-N}" >"$zswap"
   printf 'size = 64M\n%s\n' "${3:-}" >"$dir/cswap.conf"
@@ -96,15 +100,24 @@ cswap tune >/dev/null
 out=$(cswap down)
 check "down with nothing up still puts polling back" equals "$param" 0
 
+# raised NAME FILE SAVED OLD NEW SAID: on a fresh machine, tune raises
+# the setting NAME in FILE from OLD to NEW, records OLD in SAVED and says
+# SAID; untune puts OLD back and forgets it.
+raised ()
+{
+  local name=$1 file=$2 saved=$3 old=$4 new=$5 said=$6 out
+  machine acpi_idle 0
+  out=$(cswap tune)
+  check "tune raises $name from $old to $new" equals "$file" "$new"
+  check "tune records the old $name" equals "$saved" "$old"
+  check "tune says what it did to $name" grep -qF "$said" <<<"$out"
+  cswap untune >/dev/null
+  check "untune puts $name back to $old" equals "$file" "$old"
+  check "untune forgets the old $name" test ! -e "$saved"
+}
+
 # min-free: raised to 16384 KiB where lower (on 16 GiB), put back after.
-machine acpi_idle 0
-out=$(cswap tune)
-check "tune raises min_free_kbytes from 2048 to 16384" equals "$min_free" 16384
-check "tune records the old min_free_kbytes" equals "$min_free_saved" 2048
-check "tune says what it did to min_free_kbytes" grep -q "vm.min_free_kbytes: 16384 KiB" <<<"$out"
-cswap untune >/dev/null
-check "untune puts min_free_kbytes back to 2048" equals "$min_free" 2048
-check "untune forgets the old min_free_kbytes" test ! -e "$min_free_saved"
+raised min_free_kbytes "$min_free" "$min_free_saved" 2048 16384 "vm.min_free_kbytes: 16384 KiB"
 
 # A 160 MiB VM (107 MiB MemTotal): a twentieth of it, not 16 MiB, which
 # there took what fill-check needed.
@@ -118,25 +131,42 @@ MEM_KIB=337920 machine acpi_idle 0
 cswap tune >/dev/null
 check "on 330 MiB of RAM, 16384 (a twentieth is more)" equals "$min_free" 16384
 
-MIN_FREE=67584 machine acpi_idle 0
-cswap tune >/dev/null
-check "min_free_kbytes already higher (67584): tune leaves it" equals "$min_free" 67584
-check "min_free_kbytes higher: nothing recorded" test ! -e "$min_free_saved"
-
-machine acpi_idle 0 "min-free = keep"
-cswap tune >/dev/null
-check "min-free=keep: tune leaves 2048" equals "$min_free" 2048
-
-machine acpi_idle 0
-cswap tune >/dev/null
-echo 4096 >"$min_free"
-cswap untune >/dev/null
-check "min_free_kbytes changed since tune (4096): untune leaves it" equals "$min_free" 4096
+# left_alone NAME FILE SAVED KEY VARIABLE HIGHER OLD CHANGED: tune leaves
+# the setting NAME in FILE alone where it is HIGHER already (the machine's
+# VARIABLE), recording nothing in SAVED, and under KEY = keep (OLD stays);
+# untune leaves it where it was CHANGED since tune.
+left_alone ()
+{
+  local name=$1 file=$2 saved=$3 key=$4 variable=$5 higher=$6 old=$7 changed=$8
+  (declare "$variable=$higher"; machine acpi_idle 0)
+  cswap tune >/dev/null
+  check "$name already higher ($higher): tune leaves it" equals "$file" "$higher"
+  check "$name higher: nothing recorded" test ! -e "$saved"
+  machine acpi_idle 0 "$key = keep"
+  cswap tune >/dev/null
+  check "$key=keep: tune leaves $old" equals "$file" "$old"
+  machine acpi_idle 0
+  cswap tune >/dev/null
+  echo "$changed" >"$file"
+  cswap untune >/dev/null
+  check "$name changed since tune ($changed): untune leaves it" equals "$file" "$changed"
+}
+left_alone min_free_kbytes "$min_free" "$min_free_saved" min-free MIN_FREE 67584 2048 4096
 
 machine acpi_idle 0
 cswap tune >/dev/null
 cswap down >/dev/null
 check "down with nothing up puts min_free_kbytes back" equals "$min_free" 2048
+
+# page-cluster: raised to 5 where lower, put back after.
+raised page-cluster "$page_cluster" "$page_cluster_saved" 3 5 \
+  "vm.page-cluster: 5 while cswap is up (was 3; page-cluster=keep leaves it)"
+PAGE_CLUSTER=0 machine acpi_idle 0
+cswap tune >/dev/null
+check "page-cluster 0 (as for zram alone): tune raises it to 5" equals "$page_cluster" 5
+cswap down >/dev/null
+check "and down puts 0 back" equals "$page_cluster" 0
+left_alone page-cluster "$page_cluster" "$page_cluster_saved" page-cluster PAGE_CLUSTER 6 3 4
 
 machine haltpoll 0 "min-free = never"
 out=$(cswap tune)

@@ -50,6 +50,9 @@ priority = 42
 # Every step swapped on at up, for the checks of each below (the
 # default, auto, follows here: test-ladder-follow.sh).
 ladder-online = all
+# The machine's own readahead is not the test's to change (test-tune.sh
+# checks what up does to it).
+page-cluster = keep
 EOF2
 
 swap_lock
