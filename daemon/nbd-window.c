@@ -25,13 +25,13 @@ int
 nbd_window_parse (const char *name, uint64_t device_bytes, uint64_t *offset,
                   uint64_t *length, const char **why)
 {
-  const char *fields = name + strlen (NBD_WINDOW_PREFIX);
-  const char *colon = strchr (fields, ':');
+  const char *fields, *colon, *reason;
   char first[FIELD_BYTES];
-  const char *reason;
 
   if (strncmp (name, NBD_WINDOW_PREFIX, strlen (NBD_WINDOW_PREFIX)))
     return 0;
+  fields = name + strlen (NBD_WINDOW_PREFIX);
+  colon = strchr (fields, ':');
   if (colon == NULL || (size_t) (colon - fields) >= sizeof first)
     return malformed (name, "not a window", why);
   memcpy (first, fields, colon - fields);
