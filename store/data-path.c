@@ -75,17 +75,26 @@ prepare_page (struct store *store, const void *page, struct prepared_page *p)
   }
 }
 
-/* As prepare_page, but a page that is not same-filled is kept raw for the
+/* As prepare_page, but a page that is not same-filled is queued for the
  * compressor thread, if the deferred queue has a place for it (taken
  * here: the caller gives it back or fills it with deferred_push).  False,
  * with nothing taken, when the page should be compressed now.
+ *
+ * What waits in the queue is the page in lz4 when the store's codec is
+ * slower (zstd), raw otherwise or when lz4 does not shrink it.  lz4 costs
+ * the writer about a third of zstd-1's time and keeps the queue's pages
+ * at their lz4 size instead of 4 KiB each: up to DEFERRED_QUEUE_PAGES raw
+ * pages were a third of stress-ng's peak (doc/design.md, "Deferred
+ * compression"), and each took a fresh page from the allocator.
  */
 static bool
 prepare_deferred (struct store *store, uint64_t slot, const void *page,
                   struct prepared_page *p)
 {
+  static const struct codec_config queue_codec = { .id = CODEC_LZ4 };
+
   /* Near a pool limit, and in an area under a limit of its own, pages go
-   * in compressed: raw ones would take the room the limit leaves and
+   * in compressed: queued ones would take the room the limit leaves and
    * could not be written back meanwhile.
    */
   if (!pool_limit_has_room (&store->limit, 2 * DEFERRED_QUEUE_PAGES)
@@ -94,10 +103,20 @@ prepare_deferred (struct store *store, uint64_t slot, const void *page,
   if (page_is_same_filled (page, &p->same_value)
       || !deferred_reserve (store->deferred))
     return false;
-  *p = (struct prepared_page) {
-    .type = SLOT_STORED, .codec = store_codec_now (store).id,
-    .bytes = page, .length = CSWAP_PAGE_SIZE, .deferred = true,
-  };
+  p->type = SLOT_STORED;
+  p->deferred = true;
+  p->codec = store_codec_now (store).id;
+  p->bytes = page;
+  p->length = CSWAP_PAGE_SIZE;
+  if (p->codec != queue_codec.id) {
+    size_t length = codec_compress_page (&queue_codec, page, p->compressed,
+                                         store->huge_threshold_bytes);
+    if (length) {
+      p->codec = queue_codec.id;
+      p->bytes = p->compressed;
+      p->length = length;
+    }
+  }
   return true;
 }
 
@@ -164,24 +183,46 @@ install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
   return 0;
 }
 
-/* The compressor thread's turn for SLOT (deferred.h): compresses its raw
- * object in its place, if it is still deferred.
+static int
+decode_page (struct store *store, enum codec_id codec, const void *object,
+             uint32_t length, void *page)
+{
+  if (length == CSWAP_PAGE_SIZE) {
+    memcpy (page, object, CSWAP_PAGE_SIZE);
+    return 0;
+  }
+  if (codec_decompress_page (codec, object, length, page) == 0)
+    return 0;
+  counter_add (&store->count.read_errors, 1);
+  return -EIO;
+}
+
+/* The compressor thread's turn for SLOT (deferred.h): compresses its
+ * queued object (raw or lz4) again with the store's codec, in its place,
+ * if it is still deferred.
  */
 static void
 compress_deferred (void *owner, uint32_t slot)
 {
   struct store *store = owner;
+  unsigned char page_bytes[CSWAP_PAGE_SIZE];
   struct prepared_page p;
+  struct slot_contents c;
   struct slot_page page;
 
   slot_lock (&store->slots, slot);
-  const void *raw = slot_take_deferred (&store->slots, slot);
-  if (raw) {
-    prepare_page (store, raw, &p);
-    /* Incompressible, or no room for the smaller copy: it stays raw. */
-    if (!(p.type == SLOT_STORED && p.length == CSWAP_PAGE_SIZE)
-        && store_object (store, slot, &p, &page) == 0)
-      slot_publish_compressed (&store->slots, slot, &page);
+  if (slot_take_deferred (&store->slots, slot)) {
+    slot_get (&store->slots, slot, &c);
+    /* Kept only when smaller: an incompressible page stays raw, and a
+     * page zstd does not shrink below lz4 (or for which there is no room)
+     * stays in lz4, which reads as well.
+     */
+    if (decode_page (store, c.codec, c.object, c.length, page_bytes) == 0) {
+      prepare_page (store, page_bytes, &p);
+      if (p.type == SLOT_STORED && p.length < c.length
+          && store_object (store, slot, &p, &page) == 0)
+        slot_publish_compressed (&store->slots, slot, &page);
+    }
   }
   slot_unlock (&store->slots, slot);
 }
@@ -216,20 +257,6 @@ count_refusal (struct store *store, uint64_t slot, int r)
   if (r == -EDQUOT && area)
     counter_add (&area->pool_limit_hits, 1);
   return r;
-}
-
-static int
-decode_page (struct store *store, enum codec_id codec, const void *object,
-             uint32_t length, void *page)
-{
-  if (length == CSWAP_PAGE_SIZE) {
-    memcpy (page, object, CSWAP_PAGE_SIZE);
-    return 0;
-  }
-  if (codec_decompress_page (codec, object, length, page) == 0)
-    return 0;
-  counter_add (&store->count.read_errors, 1);
-  return -EIO;
 }
 
 /* SLOT is tiered (C) and OBJECT holds its bytes, just read from disk:

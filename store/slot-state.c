@@ -15,8 +15,8 @@
  *                        256 TiB an 8 TiB device could ever need)
  *   flags:               bits 0-1 type, bit 2 codec, bit 3 referenced,
  *                        bits 4-5 idle age, bit 6 under writeback,
- *                        bit 7 deferred (stored raw, to be compressed:
- *                        deferred.c)
+ *                        bit 7 deferred (stored raw or in lz4, to be
+ *                        compressed again: deferred.c)
  *
  * Referenced (CLOCK's second chance) is set by every read and write and
  * cleared by the writeback hand (and by a read's mark for read
@@ -385,16 +385,16 @@ slot_release (struct slot_state *ss, uint64_t slot)
   set_slot (ss, r, 0, SLOT_ABSENT);
 }
 
-const void *
+bool
 slot_take_deferred (struct slot_state *ss, uint64_t slot)
 {
   struct slot_ref r = slot_ref (ss, slot);
   uint8_t flags = ref_flags (r);
 
   if (!(flags & SLOT_DEFERRED) || flags_type (flags) != SLOT_STORED)
-    return NULL;
+    return false;
   r.chunk->flags[r.i] = flags & ~SLOT_DEFERRED;
-  return zs_object (ss->pool, word_handle (r.chunk->word[r.i]));
+  return true;
 }
 
 void

@@ -143,10 +143,10 @@ extern void slot_publish (struct slot_state *ss, uint64_t slot,
 /* Empties SLOT, freeing its object or disk copy (no-op when absent). */
 extern void slot_release (struct slot_state *ss, uint64_t slot);
 /* The compressor's turn: if SLOT is still deferred, clears the mark and
- * returns its raw object; else NULL.
+ * returns true (its object is then read with slot_get); else false.
  */
-extern const void *slot_take_deferred (struct slot_state *ss, uint64_t slot);
-/* The compressed copy PAGE replaces the raw object of a slot just taken
+extern bool slot_take_deferred (struct slot_state *ss, uint64_t slot);
+/* The compressed copy PAGE replaces the queued object of a slot just taken
  * by slot_take_deferred.  Not an access: CLOCK and age bits stay.
  */
 extern void slot_publish_compressed (struct slot_state *ss, uint64_t slot,

@@ -324,9 +324,11 @@ test_corpus (enum codec_id codec)
   store_destroy (store);
 }
 
-/* Whole pages written with the background threads running are stored raw
- * at first and compressed by the compressor thread: reads see the same
- * bytes before and after, and the pool ends up as small as without it.
+/* Whole pages written with the background threads running wait in lz4
+ * (raw when lz4 does not shrink them) and are compressed again with zstd
+ * by the compressor thread: reads see the same bytes before and after,
+ * and the pool ends up no larger than without it (a page zstd does not
+ * shrink below lz4 stays in lz4).
  */
 static void
 test_deferred (void)
@@ -364,10 +366,11 @@ test_deferred (void)
   ok (bad == 0, "deferred: %llu pages read back right while raw and after "
       "compression (%llu wrong)", (unsigned long long) pages,
       (unsigned long long) bad);
-  ok (with.deferred_pages == 0 && with.huge_pages == without.huge_pages
-      && with.compressed_bytes == without.compressed_bytes,
-      "deferred: once drained, the same pages are compressed to the same "
-      "bytes as inline (%llu/%llu raw, %llu/%llu bytes)",
+  ok (with.deferred_pages == 0 && with.huge_pages <= without.huge_pages
+      && with.compressed_bytes <= without.compressed_bytes
+      && with.compressed_bytes > without.compressed_bytes * 99 / 100,
+      "deferred: once drained, the pages take no more than inline, and "
+      "about as much (%llu/%llu raw, %llu/%llu bytes)",
       (unsigned long long) with.huge_pages,
       (unsigned long long) without.huge_pages,
       (unsigned long long) with.compressed_bytes,
