@@ -91,11 +91,12 @@ zs_malloc (struct zs_pool *pool, size_t size, uint32_t cookie)
   pthread_mutex_unlock (&class->lock);
 
   id = zspage_take (pool, class->pages_per_zspage);
+  int take_errno = errno;
   pthread_mutex_lock (&class->lock);
   if (id == 0) {
     zspage_uncharge (pool, class);
     pthread_mutex_unlock (&class->lock);
-    errno = ENOMEM;
+    errno = take_errno;
     return ZS_HANDLE_NONE;
   }
   class->zspages_being_taken--;

@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 
 #include "cleanup.h"
+#include "monotonic.h"
 #include "zs-internal.h"
 
 #define ZS_SPARE_ZSPAGES 64
@@ -129,6 +130,7 @@ zs_pool_create (const struct zs_pool_config *config)
   size_classes_init (pool);
 
   pool->reserve_limit_pages = config->reserve_bytes / CSWAP_PAGE_SIZE;
+  pool->refill_thread_init = config->refill_thread_init;
   /* The reserve holds ids too: at most one per page it may hold. */
   capacity = config->max_objects + pool->class_count + ZS_SPARE_ZSPAGES
     + pool->reserve_limit_pages;
@@ -160,6 +162,7 @@ zs_pool_create (const struct zs_pool_config *config)
 
   init_short_lock (&pool->lock);
   pthread_cond_init (&pool->reserve_wanted_cond, NULL);
+  monotonic_cond_init (&pool->reserve_stocked_cond);
   for (unsigned i = 0; i < pool->class_count; i++)
     init_short_lock (&pool->classes[i].lock);
   return pool;
@@ -173,6 +176,7 @@ zs_pool_destroy (struct zs_pool *pool)
   for (unsigned i = 0; i < pool->class_count; i++)
     pthread_mutex_destroy (&pool->classes[i].lock);
   pthread_cond_destroy (&pool->reserve_wanted_cond);
+  pthread_cond_destroy (&pool->reserve_stocked_cond);
   pthread_mutex_destroy (&pool->lock);
   munmap (pool->zspage_area, pool->zspage_area_bytes);
   munmap (pool->zspages, pool->zspages_bytes);

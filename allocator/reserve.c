@@ -15,7 +15,22 @@
  *  - a class that takes a zspage sets its length's bit in reserve_wanted,
  *    and the refill thread, when running, tops up each wanted length to an
  *    equal share of the target with pages it has faulted in ahead of
- *    demand, woken when a length is down to half its share.
+ *    demand, woken when a length is down to half its share;
+ *  - while the refill thread runs, it is the only thread that faults pages
+ *    in: a taker that finds no zspage of its length waits for it, at most
+ *    RESERVE_WAIT_NS, and then fails (ETIMEDOUT).
+ *
+ * Why a taker does not fault the pages in itself: it is serving a
+ * swap-out, as an I/O flusher, so its page faults reclaim without I/O,
+ * and on a machine whose free memory is gone that reclaim loops (the
+ * kernel does not OOM-kill for a GFP_NOIO allocation) while what would
+ * free memory is the very swap-out it is serving.  That hung a VM with
+ * one request thread per connection (doc/design.md, "The smallest
+ * machine").  Waiting with a bound turns it into a failed write: the
+ * kernel keeps the page dirty and goes on, and if nothing can be swapped
+ * out its OOM killer acts, as with zram when zs_malloc fails.  The
+ * refill thread may loop in reclaim the same way, but no request waits
+ * on it for longer than the bound.
  *
  * The target grows with the pool: a sixteenth of its pages, at least
  * 1 MiB, at most the limit (config.reserve_bytes).  An idle device holds
@@ -33,10 +48,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "monotonic.h"
 #include "zs-internal.h"
 
 #define RESERVE_POOL_FRACTION 16
 #define RESERVE_MIN_PAGES 256           /* 1 MiB */
+/* Long next to a populate (tens of microseconds a page, milliseconds
+ * under reclaim), short next to the kernel's hung-task report (120 s).
+ */
+#define RESERVE_WAIT_NS (1000 * UINT64_C (1000000))
 
 /* How many pages the reserve may hold now.  Pool lock held. */
 static uint64_t
@@ -63,18 +83,34 @@ reserve_pop_locked (struct zs_pool *pool, unsigned pages)
   return id;
 }
 
-/* Pushes ID, with PAGES warm pages, unless the reserve is full: returns
- * whether it did.  Pool lock held.
+/* Puts ID, with PAGES warm pages, in the reserve, and wakes the takers
+ * waiting for that length (wherever it came from: the refill thread or a
+ * zspage fallen empty).  Pool lock held.
  */
-static bool
-reserve_push_locked (struct zs_pool *pool, uint32_t id, unsigned pages)
+static void
+reserve_link_locked (struct zs_pool *pool, uint32_t id, unsigned pages)
 {
-  if (pool->reserve_pages + pages > reserve_target_locked (pool))
-    return false;
   zspage_desc (pool, id)->link.next_id = pool->reserve_head[pages];
   pool->reserve_head[pages] = id;
   pool->reserve_count[pages]++;
   pool->reserve_pages += pages;
+  if (pool->reserve_waiters[pages])
+    pthread_cond_broadcast (&pool->reserve_stocked_cond);
+}
+
+/* Pushes ID, with PAGES warm pages, unless the reserve is full (up to its
+ * target, or its limit for a length a taker waits for): returns whether
+ * it did.  Pool lock held.
+ */
+static bool
+reserve_push_locked (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  uint64_t bound = pool->reserve_waiters[pages]
+    ? pool->reserve_limit_pages : reserve_target_locked (pool);
+
+  if (pool->reserve_pages + pages > bound)
+    return false;
+  reserve_link_locked (pool, id, pages);
   return true;
 }
 
@@ -85,6 +121,16 @@ reserve_share_locked (struct zs_pool *pool)
   unsigned wanted_lengths = __builtin_popcount (pool->reserve_wanted);
 
   return wanted_lengths ? reserve_target_locked (pool) / wanted_lengths : 0;
+}
+
+/* Wakes the refill thread if it sleeps.  Pool lock held. */
+static void
+wake_refill_locked (struct zs_pool *pool)
+{
+  if (pool->refill_waiting) {
+    pool->refill_waiting = false;
+    pthread_cond_signal (&pool->reserve_wanted_cond);
+  }
 }
 
 /* Wakes the refill thread once the reserve of PAGES-page zspages is down
@@ -99,11 +145,47 @@ wake_refill_if_low_locked (struct zs_pool *pool, unsigned pages)
     return;
   pool->reserve_wanted |= 1u << pages;
   uint64_t share = reserve_share_locked (pool);
-  if (pool->refill_waiting && pages <= share
-      && (uint64_t) pool->reserve_count[pages] * pages * 2 <= share) {
-    pool->refill_waiting = false;
-    pthread_cond_signal (&pool->reserve_wanted_cond);
+  if (pages <= share
+      && (uint64_t) pool->reserve_count[pages] * pages * 2 <= share)
+    wake_refill_locked (pool);
+}
+
+/* Whether the refill thread will make a PAGES-page zspage for a taker
+ * that waits: it runs, and the reserve may hold one.  (It never takes
+ * zspages itself.)  Pool lock held.
+ */
+static bool
+refill_serves_takers_locked (struct zs_pool *pool, unsigned pages)
+{
+  return pool->refill_running && !pool->refill_stop
+    && pages <= pool->reserve_limit_pages;
+}
+
+/* Waits, at most RESERVE_WAIT_NS, for the refill thread to stock a
+ * PAGES-page zspage, and pops it; 0 when none came in time or the thread
+ * is stopping.  Pool lock held (dropped while waiting).
+ */
+static uint32_t
+wait_for_refill_locked (struct zs_pool *pool, unsigned pages)
+{
+  struct timespec deadline = monotonic_timespec (monotonic_ns ()
+                                                 + RESERVE_WAIT_NS);
+  uint32_t id = 0;
+  int r = 0;
+
+  pool->reserve_waiters[pages]++;
+  while (r != ETIMEDOUT && !pool->refill_stop
+         && (id = reserve_pop_locked (pool, pages)) == 0) {
+    wake_refill_locked (pool);
+    r = pthread_cond_timedwait (&pool->reserve_stocked_cond, &pool->lock,
+                                &deadline);
   }
+  /* The refill thread makes one zspage per length at a time: the next
+   * waiter's turn.
+   */
+  if (--pool->reserve_waiters[pages])
+    wake_refill_locked (pool);
+  return id;
 }
 
 uint32_t
@@ -113,13 +195,26 @@ zspage_take (struct zs_pool *pool, unsigned pages)
   uint32_t id = reserve_pop_locked (pool, pages);
   bool warm = id != 0;
 
+  wake_refill_if_low_locked (pool, pages);
   if (!warm) {
     pool->reserve_misses++;
-    id = zspage_id_alloc_locked (pool);
+    if (refill_serves_takers_locked (pool, pages)) {
+      id = wait_for_refill_locked (pool, pages);
+      warm = id != 0;
+      if (!warm && !pool->refill_stop) {
+        pool->reserve_timeouts++;
+        pthread_mutex_unlock (&pool->lock);
+        errno = ETIMEDOUT;
+        return 0;
+      }
+    }
+    if (!warm)
+      id = zspage_id_alloc_locked (pool);
   }
-  wake_refill_if_low_locked (pool, pages);
   pthread_mutex_unlock (&pool->lock);
-  if (id && !warm)
+  if (id == 0)
+    errno = ENOMEM;             /* out of ids: the pool's capacity */
+  else if (!warm)
     populate_pages (pool, id, pages);
   return id;
 }
@@ -153,6 +248,18 @@ zspage_give_back (struct zs_pool *pool, uint32_t id, unsigned pages)
     zspage_id_free (pool, excess, excess_pages);
 }
 
+/* A length some taker waits for and the reserve holds none of, or 0.
+ * Pool lock held.
+ */
+static unsigned
+length_waited_for_locked (struct zs_pool *pool)
+{
+  for (unsigned pages = 1; pages <= pool->max_pages_per_zspage; pages++)
+    if (pool->reserve_waiters[pages] && pool->reserve_count[pages] == 0)
+      return pages;
+  return 0;
+}
+
 /* The length the refill thread should add a zspage of next, or 0 when
  * every wanted length has its share.  Pool lock held.
  */
@@ -160,13 +267,38 @@ static unsigned
 length_to_refill_locked (struct zs_pool *pool)
 {
   uint64_t share = reserve_share_locked (pool);
+  unsigned waited_for = length_waited_for_locked (pool);
 
+  if (waited_for)
+    return waited_for;
   for (unsigned pages = 1; pages <= pool->max_pages_per_zspage; pages++)
     if ((pool->reserve_wanted & 1u << pages)
         && (uint64_t) (pool->reserve_count[pages] + 1) * pages <= share
         && pool->reserve_pages + pages <= reserve_target_locked (pool))
       return pages;
   return 0;
+}
+
+/* Makes room for PAGES more pages in the reserve for a waiting taker:
+ * past the target if need be, not past the limit, by giving back warm
+ * zspages of other lengths (longest first).  Returns whether there is
+ * room.  Pool lock held; dropped around each give-back.
+ */
+static bool
+make_room_for_waiter_locked (struct zs_pool *pool, unsigned pages)
+{
+  while (pool->reserve_pages + pages > pool->reserve_limit_pages) {
+    unsigned other = pool->max_pages_per_zspage;
+    while (other > 0 && (other == pages || pool->reserve_count[other] == 0))
+      other--;
+    if (other == 0)
+      return false;
+    uint32_t id = reserve_pop_locked (pool, other);
+    pthread_mutex_unlock (&pool->lock);
+    zspage_id_free (pool, id, other);
+    pthread_mutex_lock (&pool->lock);
+  }
+  return true;
 }
 
 /* Writes one byte in each page: populating maps the pages, but on a
@@ -187,6 +319,8 @@ refill_loop (void *opaque)
 {
   struct zs_pool *pool = opaque;
 
+  if (pool->refill_thread_init)
+    pool->refill_thread_init ();
   pthread_mutex_lock (&pool->lock);
   while (!pool->refill_stop) {
     unsigned pages = length_to_refill_locked (pool);
@@ -201,7 +335,10 @@ refill_loop (void *opaque)
     populate_pages (pool, id, pages);
     touch_pages (pool, id, pages);
     pthread_mutex_lock (&pool->lock);
-    if (!reserve_push_locked (pool, id, pages)) {
+    if (pool->reserve_waiters[pages]
+        && make_room_for_waiter_locked (pool, pages))
+      reserve_link_locked (pool, id, pages);
+    else if (!reserve_push_locked (pool, id, pages)) {
       /* The reserve filled up from frees meanwhile. */
       pthread_mutex_unlock (&pool->lock);
       zspage_id_free (pool, id, pages);
@@ -225,7 +362,9 @@ zs_pool_start_refill (struct zs_pool *pool)
     errno = r;
     return -1;
   }
+  pthread_mutex_lock (&pool->lock);
   pool->refill_running = true;
+  pthread_mutex_unlock (&pool->lock);
   return 0;
 }
 
@@ -238,9 +377,12 @@ zs_pool_stop_refill (struct zs_pool *pool)
   pool->refill_stop = true;
   pool->refill_waiting = false;
   pthread_cond_signal (&pool->reserve_wanted_cond);
+  pthread_cond_broadcast (&pool->reserve_stocked_cond);   /* takers fault in */
   pthread_mutex_unlock (&pool->lock);
   pthread_join (pool->refill_thread, NULL);
+  pthread_mutex_lock (&pool->lock);
   pool->refill_running = false;
+  pthread_mutex_unlock (&pool->lock);
 }
 
 /* For zs_pool_check: the lists agree with the counters.  Pool lock held. */

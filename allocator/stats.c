@@ -48,6 +48,7 @@ zs_pool_stats (struct zs_pool *pool, struct zs_pool_stats *stats)
   pthread_mutex_lock (&pool->lock);
   stats->reserve_pages = pool->reserve_pages;
   stats->reserve_misses = pool->reserve_misses;
+  stats->reserve_timeouts = pool->reserve_timeouts;
   pthread_mutex_unlock (&pool->lock);
   stats->pages_compacted = atomic_load_explicit (&pool->pages_compacted,
                                                  memory_order_relaxed);

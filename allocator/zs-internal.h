@@ -247,11 +247,16 @@ struct zs_pool {
   uint32_t reserve_count[ZS_MAX_PAGES_PER_ZSPAGE + 1];
   uint64_t reserve_pages, reserve_limit_pages;
   uint32_t reserve_wanted;      /* bit k: k-page zspages have been taken */
-  uint64_t reserve_misses;      /* zspages made of pages faulted on demand */
+  uint64_t reserve_misses;      /* zspages the reserve did not hold when taken */
+  uint64_t reserve_timeouts;    /* takers the refill thread did not serve in time */
+  /* Threads in zspage_take waiting for the refill thread, by length. */
+  uint32_t reserve_waiters[ZS_MAX_PAGES_PER_ZSPAGE + 1];
   pthread_cond_t reserve_wanted_cond;
+  pthread_cond_t reserve_stocked_cond;  /* a waited-for length was stocked */
   bool refill_running, refill_stop;
   bool refill_waiting;          /* the refill thread sleeps on the cond */
   pthread_t refill_thread;
+  void (*refill_thread_init) (void);
   /* Written under lock; read without it by the statistics. */
   _Atomic uint32_t high_water_id;
 
@@ -322,7 +327,11 @@ extern struct size_class *size_class_for_request (struct zs_pool *pool,
 extern uint32_t zspage_id_alloc_locked (struct zs_pool *pool);
 extern void populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
 extern void release_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
-/* reserve.c */
+/* reserve.c.  zspage_take: a zspage of PAGES pages, warm from the
+ * reserve, or made by the refill thread while the caller waits, or (with
+ * no refill thread) faulted in on the spot; 0 with errno ETIMEDOUT (the
+ * refill thread made none in time) or ENOMEM (out of ids).  No lock held.
+ */
 extern uint32_t zspage_take (struct zs_pool *pool, unsigned pages);
 extern void zspage_give_back (struct zs_pool *pool, uint32_t id,
                               unsigned pages);

@@ -87,6 +87,11 @@ struct zs_pool_config {
    * holds this much.  0: none, every empty zspage's pages are released.
    */
   uint64_t reserve_bytes;
+  /* Called first on the refill thread, or NULL.  While that thread runs
+   * it faults in every new zspage, for allocations that may be serving a
+   * swap-out: a daemon readies it as it does its request threads.
+   */
+  void (*refill_thread_init) (void);
 };
 
 struct zs_pool;
@@ -110,7 +115,9 @@ extern void zs_pool_stop_refill (struct zs_pool *pool);
  * COOKIE (<= ZS_MAX_OWNER_COOKIE).  Returns ZS_HANDLE_NONE with errno set:
  * EINVAL for a bad size or cookie, ENOSPC when it needs a new zspage and
  * that would take the pool past its page limit, ENOMEM when the pool is
- * out of memory or out of its reserved capacity.  Its contents are
+ * out of its reserved capacity, ETIMEDOUT when it needs a new zspage and
+ * the refill thread (which then makes every new zspage) did not make one
+ * in time, as when the machine has no free memory left.  Its contents are
  * undefined.
  */
 extern zs_handle zs_malloc (struct zs_pool *pool, size_t size, uint32_t cookie);
@@ -151,7 +158,8 @@ struct zs_pool_stats {
   uint64_t zspages;
   uint64_t metadata_bytes;      /* every other byte the pool uses */
   uint64_t reserve_pages;       /* warm pages kept for new zspages */
-  uint64_t reserve_misses;      /* new zspages the reserve could not serve */
+  uint64_t reserve_misses;      /* new zspages the reserve did not hold */
+  uint64_t reserve_timeouts;    /* allocations failed with ETIMEDOUT */
   uint64_t pages_compacted;     /* freed by compaction, since creation */
   uint64_t objects_moved;       /* by compaction, since creation */
 };

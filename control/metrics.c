@@ -54,7 +54,9 @@ struct field {
   { "reserve_bytes", GAUGE, S (reserve_bytes), \
     "Warm memory kept for new zspages, not in pool_bytes." }, \
   { "reserve_misses", COUNTER, S (pool.reserve_misses), \
-    "New zspages the reserve could not serve, faulted in on the write path." }, \
+    "New zspages the reserve did not hold: the write waited for the refill thread." }, \
+  { "reserve_timeouts", COUNTER, S (pool.reserve_timeouts), \
+    "Writes refused because the refill thread found no memory in time." }, \
   { "process_rss_bytes", GAUGE, S (process.rss_bytes), \
     "The daemon's resident memory (VmRSS)." }, \
   { "process_peak_bytes", GAUGE, S (process.peak_bytes), \

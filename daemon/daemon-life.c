@@ -22,10 +22,16 @@ daemon_prepare (struct daemon_life *life, const struct cswap_options *options)
 {
   const char *warning, *why;
 
+  /* The refill thread faults in the pool's pages for the request
+   * threads: it needs their priority under pressure (memory-safety.h).
+   */
+  struct store_config store_config = options->store;
+  store_config.refill_thread_init = memory_safety_mark_io_thread;
+
   life->options = options;
   if (!options->core_dump)
     memory_safety_forbid_core_dumps ();
-  life->store = store_create (&options->store);
+  life->store = store_create (&store_config);
   if (life->store == NULL) {
     life->error ("creating the store: %s", store_create_error ());
     return -1;

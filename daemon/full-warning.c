@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -12,8 +13,21 @@
 
 #define WARNING_INTERVAL_NS (60 * UINT64_C (1000000000))
 
-/* When the last warning was printed; 0: never. */
-static _Atomic uint64_t last_warning_ns;
+/* When the last warning of each kind was printed; 0: never. */
+static _Atomic uint64_t last_full_ns, last_no_memory_ns;
+
+/* Whether this thread is the one to warn now, not within a minute of
+ * the last warning *LAST_NS recorded.
+ */
+static bool
+warning_due (_Atomic uint64_t *last_ns)
+{
+  uint64_t now = monotonic_ns ();
+  uint64_t last = atomic_load_explicit (last_ns, memory_order_relaxed);
+
+  return !(last && now - last < WARNING_INTERVAL_NS)
+    && atomic_compare_exchange_strong (last_ns, &last, now);
+}
 
 static double
 mib (uint64_t bytes)
@@ -21,15 +35,26 @@ mib (uint64_t bytes)
   return bytes / 1048576.0;
 }
 
+static void
+warn_no_memory (struct store *store)
+{
+  struct store_stats s;
+
+  store_stats (store, &s);
+  fprintf (stderr, "cswap: warning: no memory for the pool: %llu page "
+           "writes refused so far; the machine had no free page for a new "
+           "zspage within a second (pool %.1f MiB); the kernel keeps those "
+           "pages in memory and retries them, and its OOM killer acts if "
+           "nothing else can be freed\n",
+           (unsigned long long) s.failed_writes, mib (s.pool_bytes));
+}
+
 void
 full_warning_note (struct store *store, int result)
 {
-  if (result != -ENOSPC)
-    return;
-  uint64_t now = monotonic_ns ();
-  uint64_t last = atomic_load_explicit (&last_warning_ns, memory_order_relaxed);
-  if ((last && now - last < WARNING_INTERVAL_NS)
-      || !atomic_compare_exchange_strong (&last_warning_ns, &last, now))
+  if (result == -ENOMEM && warning_due (&last_no_memory_ns))
+    warn_no_memory (store);
+  if (result != -ENOSPC || !warning_due (&last_full_ns))
     return;
 
   struct store_stats s;

@@ -7,6 +7,10 @@
  * kernel's own "Write-error on swap-device" lines do not say why.  So the
  * front ends pass every write's result here, and the first refusal in a
  * minute prints one line with the count so far and the way out.
+ *
+ * A machine with no free memory left fails swap-outs with ENOMEM instead
+ * (the refill thread found no page for a new zspage in time: see
+ * allocator/reserve.c), which gets a line of its own, once a minute too.
  */
 #ifndef CSWAP_FULL_WARNING_H
 #define CSWAP_FULL_WARNING_H

@@ -139,7 +139,9 @@ note_pool_peak (struct store *store)
 
 /* The slot page for P, allocating and filling its object when it needs
  * one.  -EAGAIN: the pool is at its limit but a backing file can make
- * room; -ENOSPC: no room.  Called with the slot's lock held.
+ * room; -ENOSPC: no room; -ENOMEM: no memory for a new zspage (the
+ * machine had none to give the refill thread in time).  Called with the
+ * slot's lock held.
  */
 static int
 store_object (struct store *store, uint64_t slot, const struct prepared_page *p,
@@ -151,6 +153,8 @@ store_object (struct store *store, uint64_t slot, const struct prepared_page *p,
     return 0;
   page->handle = zs_malloc (store->slots.pool, p->length, slot);
   if (page->handle == ZS_HANDLE_NONE) {
+    if (errno == ETIMEDOUT)
+      return -ENOMEM;
     if (errno != ENOSPC)
       return -ENOSPC;
     counter_add (&store->count.pool_limit_hits, 1);
@@ -248,7 +252,7 @@ count_refusal (struct store *store, uint64_t slot, int r)
 {
   struct store_counters *area = slot_area_counters (&store->slots, slot);
 
-  if (r == -ENOSPC || r == -EDQUOT) {
+  if (r == -ENOSPC || r == -EDQUOT || r == -ENOMEM) {
     counter_add (&store->count.failed_writes, 1);
     if (area)
       counter_add (&area->failed_writes, 1);
@@ -391,9 +395,9 @@ write_page (struct store *store, uint64_t slot, const void *page)
     r = install_page (store, slot, &p);
     slot_unlock (&store->slots, slot);
     deferred_push (store->deferred, r == 0 ? slot : DEFERRED_SLOT_NONE);
-    if (r == 0)
-      return 0;
-    /* No room for a raw page: a compressed one may still fit. */
+    if (r == 0 || r == -ENOMEM)
+      return count_refusal (store, slot, r);
+    /* No room for the queued copy: a smaller one may still fit. */
   }
   prepare_page (store, page, &p);
   for (unsigned area_tries = 0;;) {

@@ -74,7 +74,6 @@ recompress_create (const struct recompress_ops *ops, void *owner,
                    const struct store_recompress *settings)
 {
   struct recompress *r;
-  pthread_condattr_t attr;
 
   if (!recompress_settings_valid (settings)) {
     errno = EINVAL;
@@ -88,10 +87,7 @@ recompress_create (const struct recompress_ops *ops, void *owner,
   r->slots = slots;
   r->settings = *settings;
   pthread_mutex_init (&r->lock, NULL);
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&r->changed, &attr);
-  pthread_condattr_destroy (&attr);
+  monotonic_cond_init (&r->changed);
   return r;
 }
 
@@ -130,13 +126,6 @@ sweep (struct recompress *r, const struct codec_config *cold)
   return recompressed;
 }
 
-static struct timespec
-timespec_at (uint64_t ns)
-{
-  return (struct timespec) { .tv_sec = ns / 1000000000u,
-                             .tv_nsec = ns % 1000000000u };
-}
-
 static void *
 sweeper_thread (void *opaque)
 {
@@ -151,7 +140,7 @@ sweeper_thread (void *opaque)
       pthread_cond_wait (&r->changed, &r->lock);
       continue;
     }
-    struct timespec due = timespec_at (monotonic_ns ()
+    struct timespec due = monotonic_timespec (monotonic_ns ()
                                        + s.after_s * UINT64_C (1000000000));
     /* A change of settings (or stop) starts the wait again. */
     if (pthread_cond_timedwait (&r->changed, &r->lock, &due) != ETIMEDOUT)

@@ -76,6 +76,7 @@ create_slots (struct store *store, const struct store_config *config)
   struct zs_pool_config pool_config = {
     .max_pages_per_zspage = config->max_pages_per_zspage,
     .reserve_bytes = config->reserve_bytes,
+    .refill_thread_init = config->refill_thread_init,
     .max_objects = store->slots.table.slots,
     .owner_ops = &slot_zs_owner_ops,
     .owner = &store->slots,

@@ -73,6 +73,8 @@ struct store_config {
    * for the kernel to find free pages (zsmalloc.h, the reserve).
    */
   uint64_t reserve_bytes;
+  /* Called first on the reserve's refill thread, or NULL (zsmalloc.h). */
+  void (*refill_thread_init) (void);
   /* Backing file: NULL for none (a full pool then refuses writes). */
   const char *backing_path;
   uint64_t backing_size_bytes;  /* 0: the device's or existing file's size */

@@ -300,8 +300,7 @@ writer_thread (void *opaque)
         until = next_age_ns;
       if (until > writeback_reads_due_ns (wb))
         until = writeback_reads_due_ns (wb);
-      struct timespec ts = { .tv_sec = until / 1000000000ull,
-                             .tv_nsec = until % 1000000000ull };
+      struct timespec ts = monotonic_timespec (until);
       pthread_cond_timedwait (&wb->wake, &wb->wake_lock, &ts);
     }
     wb->kicked = false;
@@ -352,11 +351,7 @@ writeback_create (const struct writeback_context *ctx,
   pthread_mutex_init (&wb->mutex, NULL);
   pthread_mutex_init (&wb->wake_lock, NULL);
   pthread_mutex_init (&wb->budget_lock, NULL);
-  pthread_condattr_t attr;
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&wb->wake, &attr);
-  pthread_condattr_destroy (&attr);
+  monotonic_cond_init (&wb->wake);
   pthread_cond_init (&wb->room, NULL);
   if (writeback_reads_init (wb, config)) {
     writeback_destroy (wb);

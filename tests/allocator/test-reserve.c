@@ -7,9 +7,18 @@
  * the reserve holds zspages of a length, a new zspage of that length comes
  * from it and is not a miss.  The reserve's size follows the pool (a
  * sixteenth of it, at least 1 MiB, at most its limit) both ways.
+ *
+ * While the refill thread runs, a thread that takes a zspage never faults
+ * pages in itself: on a machine with no free memory that page fault is
+ * reclaim the swap-out it serves would have to finish (a hung VM,
+ * doc/design.md).  It waits for the refill thread, for a second at most,
+ * and then its allocation fails with ETIMEDOUT, and the pool stays whole.
  * Liveness waits are bounded (a generous poll, not a speed threshold).
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -28,6 +37,41 @@
 
 static struct test_owner owner;
 static uint32_t next_cookie;
+
+/* The refill thread's page faults, held at a gate while the test closes
+ * it, as reclaim holds them on a machine out of memory; and a count of
+ * those the test's own thread (every taker here) makes.
+ */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_changed = PTHREAD_COND_INITIALIZER;
+static bool gate_closed;
+static pthread_t taker_thread;
+static _Atomic unsigned taker_populates;
+
+extern void __real_populate_pages (struct zs_pool *pool, uint32_t id,
+                                   unsigned pages);
+extern void __wrap_populate_pages (struct zs_pool *pool, uint32_t id,
+                                   unsigned pages);
+void
+__wrap_populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  if (pthread_equal (pthread_self (), taker_thread))
+    taker_populates++;
+  pthread_mutex_lock (&gate_lock);
+  while (gate_closed && !pthread_equal (pthread_self (), taker_thread))
+    pthread_cond_wait (&gate_changed, &gate_lock);
+  pthread_mutex_unlock (&gate_lock);
+  __real_populate_pages (pool, id, pages);
+}
+
+static void
+set_gate (bool closed)
+{
+  pthread_mutex_lock (&gate_lock);
+  gate_closed = closed;
+  pthread_cond_broadcast (&gate_changed);
+  pthread_mutex_unlock (&gate_lock);
+}
 
 static struct zs_pool_stats
 pool_stats (void)
@@ -115,6 +159,9 @@ test_refill_rounds (void)
   struct zs_pool_stats stats = pool_stats ();
   diag ("%" PRIu64 " zspages, %" PRIu64 " of them misses", stats.zspages,
         stats.reserve_misses);
+  ok (stats.reserve_misses > 0 && taker_populates == 0, "every miss (%"
+      PRIu64 ") waited for the refill thread: the taker faulted in no "
+      "page (%u times)", stats.reserve_misses, taker_populates);
   ok (stats.reserve_pages <= RESERVE_PAGES, "the reserve stayed within its "
       "limit (%" PRIu64 " pages)", stats.reserve_pages);
   ok (test_owner_verify_all (&owner), "every object intact");
@@ -154,10 +201,62 @@ test_target_follows_pool (void)
   test_owner_fini (&owner);
 }
 
+/* The refill thread stuck in reclaim: a taker's allocation fails after
+ * its wait, the objects already stored stay intact, and allocation goes
+ * on once the refill thread has memory again.
+ */
+static void
+test_refill_held (void)
+{
+  test_owner_init (&owner, COOKIES, 0, RESERVE_PAGES * 4096);
+  zs_pool_start_refill (owner.pool);
+  grow_pool_by (1);
+  wait_for_refill (RESERVE_PAGES);
+
+  set_gate (true);
+  bool grew = grow_pool_by (4 * RESERVE_PAGES);
+  int err = errno;
+  uint32_t stored = next_cookie;
+  struct zs_pool_stats stats = pool_stats ();
+  ok (!grew && err == ETIMEDOUT && stats.reserve_timeouts == 1,
+      "refill held: once the reserve ran dry, an allocation failed with "
+      "ETIMEDOUT (errno %d, %" PRIu64 " timeouts, %u objects stored)", err,
+      stats.reserve_timeouts, stored);
+  ok (taker_populates == 0, "the taker faulted in no page itself");
+  ok (test_owner_verify_all (&owner), "every object stored before intact");
+
+  set_gate (false);
+  ok (grow_pool_by (RESERVE_PAGES), "refill released: allocations go on");
+  zs_pool_stop_refill (owner.pool);
+  ok (taker_populates == 0 && test_owner_verify_all (&owner),
+      "still no page faulted in by the taker, every object intact");
+  ok (zs_pool_check (owner.pool) == 0, "zs_pool_check passes");
+  free_all ();
+  test_owner_fini (&owner);
+}
+
+/* Without a refill thread, the taker faults its zspage in itself. */
+static void
+test_no_refill_thread (void)
+{
+  test_owner_init (&owner, COOKIES, 0, RESERVE_PAGES * 4096);
+  taker_populates = 0;
+  bool grew = grow_pool_by (2 * RESERVE_PAGES);
+  unsigned populates = taker_populates;
+  ok (grew && populates > 0, "no refill thread: the taker faulted its "
+      "zspages in (%u times)", populates);
+  ok (zs_pool_check (owner.pool) == 0, "zs_pool_check passes");
+  free_all ();
+  test_owner_fini (&owner);
+}
+
 int
 main (void)
 {
+  taker_thread = pthread_self ();
   test_refill_rounds ();
   test_target_follows_pool ();
+  test_refill_held ();
+  test_no_refill_thread ();
   return tap_done ();
 }
