@@ -53,10 +53,13 @@
 
 #define RESERVE_POOL_FRACTION 16
 #define RESERVE_MIN_PAGES 256           /* 1 MiB */
-/* Long next to a populate (tens of microseconds a page, milliseconds
- * under reclaim), short next to the kernel's hung-task report (120 s).
+/* Long enough that only a machine that cannot free a page gets the
+ * failure, short next to the kernel's hung-task report (120 s).  One
+ * second was too short: in the 160 MiB VM, with swapping just begun,
+ * the refill thread alone left 2 and 19 writes of a fill-check waiting
+ * longer than that for a zspage it was still faulting in.
  */
-#define RESERVE_WAIT_NS (1000 * UINT64_C (1000000))
+#define RESERVE_WAIT_NS (10 * UINT64_C (1000000000))
 
 /* How many pages the reserve may hold now.  Pool lock held. */
 static uint64_t

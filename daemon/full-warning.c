@@ -43,7 +43,7 @@ warn_no_memory (struct store *store)
   store_stats (store, &s);
   fprintf (stderr, "cswap: warning: no memory for the pool: %llu page "
            "writes refused so far; the machine had no free page for a new "
-           "zspage within a second (pool %.1f MiB); the kernel keeps those "
+           "zspage within 10 seconds (pool %.1f MiB); the kernel keeps those "
            "pages in memory and retries them, and its OOM killer acts if "
            "nothing else can be freed\n",
            (unsigned long long) s.failed_writes, mib (s.pool_bytes));

@@ -11,7 +11,7 @@
  * While the refill thread runs, a thread that takes a zspage never faults
  * pages in itself: on a machine with no free memory that page fault is
  * reclaim the swap-out it serves would have to finish (a hung VM,
- * doc/design.md).  It waits for the refill thread, for a second at most,
+ * doc/design.md).  It waits for the refill thread, for 10 seconds at most,
  * and then its allocation fails with ETIMEDOUT, and the pool stays whole.
  * Liveness waits are bounded (a generous poll, not a speed threshold).
  */
