@@ -149,10 +149,11 @@ extern void store_stop_background (struct store *store);
 
 /* Each returns 0 or a negative errno: -EINVAL for a range outside the
  * device, -ENOSPC when the pool limit or the allocator's capacity is
- * reached, -EDQUOT (writes) when the page's area is at its limit
- * (nothing already stored is changed either way), -EIO when a stored page
- * fails to decompress.  Any offset and length work; partial pages are
- * read-modify-write.
+ * reached, -EDQUOT (writes) when the page's area is at its limit,
+ * -ENOMEM (writes) when the machine had no memory for a new zspage in
+ * time (zsmalloc.h's ETIMEDOUT); nothing already stored is changed in
+ * any of these.  -EIO when a stored page fails to decompress.  Any
+ * offset and length work; partial pages are read-modify-write.
  */
 extern int store_read (struct store *store, void *buf, uint64_t count,
                        uint64_t offset);

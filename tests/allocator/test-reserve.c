@@ -235,6 +235,54 @@ test_refill_held (void)
   test_owner_fini (&owner);
 }
 
+/* A size whose zspages are longer than OBJECT_BYTES's, or 0. */
+static uint32_t
+size_of_longer_zspages (void)
+{
+  unsigned pages = zs_new_zspage_pages (owner.pool, OBJECT_BYTES);
+
+  for (uint32_t size = 8; size <= 4096; size += 8)
+    if (zs_new_zspage_pages (owner.pool, size) > pages)
+      return size;
+  return 0;
+}
+
+/* The reserve full to its limit with zspages of one length, and a taker
+ * waiting for another: the refill thread gives warm zspages back to make
+ * room for the waiter's, rather than making one it cannot keep (the
+ * taker would wait out its bound and fail).
+ */
+static void
+test_waiter_of_another_length (void)
+{
+  test_owner_init (&owner, COOKIES, 0, RESERVE_PAGES * 4096);
+  zs_pool_start_refill (owner.pool);
+  grow_pool_by (4 * RESERVE_PAGES);
+  free_all ();                  /* emptied zspages fill the reserve */
+  uint32_t longer = size_of_longer_zspages ();
+  unsigned longer_pages = zs_new_zspage_pages (owner.pool, longer);
+  uint64_t held = pool_stats ().reserve_pages;
+  ok (longer && held + longer_pages > RESERVE_PAGES, "the reserve holds %"
+      PRIu64 " pages of %u-page zspages: no room for a %u-page one "
+      "(objects of %u bytes)", held,
+      zs_new_zspage_pages (owner.pool, OBJECT_BYTES), longer_pages, longer);
+
+  test_owner_lock (&owner, 0);
+  bool stored = test_owner_store (&owner, 0, longer, 1);
+  test_owner_unlock (&owner, 0);
+  next_cookie = 1;
+  struct zs_pool_stats stats = pool_stats ();
+  ok (stored && stats.reserve_timeouts == 0 && taker_populates == 0,
+      "the refill thread made room and the waiting taker got its zspage "
+      "(%" PRIu64 " timeouts)", stats.reserve_timeouts);
+  ok (stats.reserve_pages <= RESERVE_PAGES, "the reserve stayed within "
+      "its limit (%" PRIu64 " pages)", stats.reserve_pages);
+  zs_pool_stop_refill (owner.pool);
+  ok (zs_pool_check (owner.pool) == 0, "zs_pool_check passes");
+  free_all ();
+  test_owner_fini (&owner);
+}
+
 /* Without a refill thread, the taker faults its zspage in itself. */
 static void
 test_no_refill_thread (void)
@@ -257,6 +305,7 @@ main (void)
   test_refill_rounds ();
   test_target_follows_pool ();
   test_refill_held ();
+  test_waiter_of_another_length ();
   test_no_refill_thread ();
   return tap_done ();
 }
