@@ -69,6 +69,8 @@ release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
   void *base = zspage_base (pool, id);
   size_t bytes = (size_t) pages * CSWAP_PAGE_SIZE;
 
+  atomic_fetch_add_explicit (&pool->pages_given_back, pages,
+                             memory_order_relaxed);
   if (madvise (base, bytes, MADV_DONTNEED) == 0 || errno != EINVAL)
     return;
   if (madvise (base, bytes, MADV_DONTNEED_LOCKED) == 0 || errno != EINVAL)
@@ -85,6 +87,8 @@ release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
 void
 populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
 {
+  atomic_fetch_add_explicit (&pool->pages_faulted_in, pages,
+                             memory_order_relaxed);
   madvise (zspage_base (pool, id), (size_t) pages * CSWAP_PAGE_SIZE,
            MADV_POPULATE_WRITE);
 }

@@ -54,6 +54,10 @@ zs_pool_stats (struct zs_pool *pool, struct zs_pool_stats *stats)
                                                  memory_order_relaxed);
   stats->objects_moved = atomic_load_explicit (&pool->objects_moved,
                                                memory_order_relaxed);
+  stats->pages_faulted_in = atomic_load_explicit (&pool->pages_faulted_in,
+                                                  memory_order_relaxed);
+  stats->pages_given_back = atomic_load_explicit (&pool->pages_given_back,
+                                                  memory_order_relaxed);
 }
 
 uint64_t

@@ -67,7 +67,11 @@ struct field {
   { "pages_compacted", COUNTER, S (pool.pages_compacted), \
     "Pages freed by compaction (zram pages_compacted)." }, \
   { "objects_moved", COUNTER, S (pool.objects_moved), \
-    "Objects moved by compaction." },
+    "Objects moved by compaction." }, \
+  { "pool_pages_faulted_in", COUNTER, S (pool.pages_faulted_in), \
+    "Pages faulted in for new zspages: each a zeroed page from the kernel." }, \
+  { "pool_pages_given_back", COUNTER, S (pool.pages_given_back), \
+    "Pages of dead zspages given back to the kernel." },
 
 static const struct field fields[] = {
 #define STORE_STAT(name, kind, line, help) \

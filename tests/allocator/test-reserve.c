@@ -283,6 +283,21 @@ test_waiter_of_another_length (void)
   test_owner_fini (&owner);
 }
 
+/* Whether every page the pool holds, live or warm, was counted faulted
+ * in and not given back.  No other thread may be changing the pool.
+ */
+static bool
+churn_counted (const char *when)
+{
+  struct zs_pool_stats stats = pool_stats ();
+  uint64_t held = stats.pages_used + stats.reserve_pages;
+
+  return ok (stats.pages_faulted_in - stats.pages_given_back == held,
+             "%s: %" PRIu64 " pages faulted in less %" PRIu64 " given back "
+             "are the %" PRIu64 " the pool holds", when,
+             stats.pages_faulted_in, stats.pages_given_back, held);
+}
+
 /* Without a refill thread, the taker faults its zspage in itself. */
 static void
 test_no_refill_thread (void)
@@ -294,7 +309,11 @@ test_no_refill_thread (void)
   ok (grew && populates > 0, "no refill thread: the taker faulted its "
       "zspages in (%u times)", populates);
   ok (zs_pool_check (owner.pool) == 0, "zs_pool_check passes");
+  churn_counted ("grown");
   free_all ();
+  churn_counted ("emptied");
+  ok (pool_stats ().pages_given_back >= RESERVE_PAGES,
+      "the zspages the reserve had no room for were given back");
   test_owner_fini (&owner);
 }
 
