@@ -271,12 +271,12 @@ struct zs_pool {
 
   atomic_bool compacting;
   _Atomic uint64_t pages_compacted;
+  _Atomic uint64_t objects_moved;
   /* Pages faulted in for new zspages and given back from dead ones:
    * their difference is the pool's churn, each page of it a zeroed page
    * from the kernel and often a reclaim.
    */
   _Atomic uint64_t pages_faulted_in, pages_given_back;
-  _Atomic uint64_t objects_moved;
 };
 
 static inline struct zspage *

@@ -161,9 +161,9 @@ struct zs_pool_stats {
   uint64_t reserve_misses;      /* new zspages the reserve did not hold */
   uint64_t reserve_timeouts;    /* allocations failed with ETIMEDOUT */
   uint64_t pages_compacted;     /* freed by compaction, since creation */
+  uint64_t objects_moved;       /* by compaction, since creation */
   uint64_t pages_faulted_in;    /* for new zspages, since creation */
   uint64_t pages_given_back;    /* of dead zspages, since creation */
-  uint64_t objects_moved;       /* by compaction, since creation */
 };
 extern void zs_pool_stats (struct zs_pool *pool, struct zs_pool_stats *stats);
 

@@ -29,9 +29,14 @@ out_root=$(mktemp -d /var/tmp/cswap-vm-test.XXXXXX) || skip "mktemp failed"
 trap 'rm -rf "$out_root"' EXIT
 
 # A probe run: the test bed itself, so that a host without it skips once.
-"$here/cswap-vm" --build "$build" --mem 128 --timeout 120 --out "$out_root/probe" -- true >"$out_root/probe.log" 2>&1
+# It also says whether --kernel-args reaches the guest kernel (exit 3 if not).
+"$here/cswap-vm" --build "$build" --mem 128 --timeout 120 --out "$out_root/probe" \
+  --kernel-args "cswapvm.probe_arg=1 init_on_alloc=0" -- \
+  sh -c 'grep -qw cswapvm.probe_arg=1 /proc/cmdline && grep -qw init_on_alloc=0 /proc/cmdline || exit 3' \
+  >"$out_root/probe.log" 2>&1
 case $? in
-  0) ;;
+  0|3) check "--kernel-args reach the guest's command line" \
+         test "$(cat "$out_root/probe/rc" 2>/dev/null)" = 0 ;;
   77) skip "$(grep 'skipped:' "$out_root/probe.log" | head -1)" ;;
   *) echo "Bail out! the VM test bed does not boot: $(tail -3 "$out_root/probe.log" | tr '\n' ' ')"; exit 1 ;;
 esac
