@@ -3,9 +3,11 @@
 
 usage: gen-text.py words MIB FILE
        gen-text.py keyed MIB FILE
+       gen-text.py c MIB FILE
 
-Writes about MIB MiB of text to FILE and prints one SHA-256 (hex) on
-standard output, the digest the program under test must reproduce:
+Writes about MIB MiB of text to FILE and prints on standard output what
+the program under test must reproduce (a SHA-256 in hex, or for c the
+number the compiled program must print):
 
   words  log-like lines: a line number, a number, 6 to 14 words of a
          vocabulary of about a hundred, and a fraction, all drawn from a
@@ -22,6 +24,13 @@ standard output, the digest the program under test must reproduce:
          and of one width, so the byte order of the lines is the order of
          their keys): the lines are made again in key order and hashed,
          without sorting.
+  c      a C program (C99, <stdint.h> and <stdio.h>) of about 800
+         functions a MiB, each 24 steps of 64-bit multiply-adds, shifts,
+         rotations and branches on constants drawn from a fixed seed
+         (noinline, so a compiler keeps and optimizes every one), and a
+         main that chains them and prints the result in decimal.  Prints
+         that number, worked out here with the same wrap-around
+         arithmetic.  gcc -O2 peaks at 209 MiB resident on 1 MiB of it.
 
 Cheap on purpose: the generator runs inside the measured program, so its
 time and memory should be small next to the program's (lines are made in
@@ -96,11 +105,58 @@ def keyed_lines(mib, out):
     return digest.hexdigest()
 
 
+C_STEPS = 24                # operations a generated C function
+MASK64 = (1 << 64) - 1
+
+
+def c_step(rng):
+    """One operation of a generated function: its C and what it does."""
+    kind, a, s = rng.randrange(4), rng.getrandbits(64) | 1, rng.randrange(1, 64)
+    if kind == 0:
+        return (f"  x = x * UINT64_C({a}) + UINT64_C({a >> 3});",
+                lambda x: (x * a + (a >> 3)) & MASK64)
+    if kind == 1:
+        return f"  x ^= x >> {s};", lambda x: x ^ (x >> s)
+    if kind == 2:
+        return (f"  x = (x << {s}) | (x >> {64 - s});",
+                lambda x: ((x << s) | (x >> (64 - s))) & MASK64)
+    return (f"  if (x & UINT64_C({1 << s})) x += UINT64_C({a}); else x -= {s};",
+            lambda x: (x + a) & MASK64 if x & (1 << s) else (x - s) & MASK64)
+
+
+def c_program(mib, out):
+    rng = random.Random(SEED)
+    target = mib << 20
+    written = 0
+    acc = 0
+    calls = []
+    out.write(b"#include <stdint.h>\n#include <stdio.h>\n")
+    while written < target:
+        i = len(calls)
+        steps = [c_step(rng) for _ in range(C_STEPS)]
+        text = (f"static uint64_t __attribute__ ((noinline)) f{i} (uint64_t x)\n{{\n"
+                + "\n".join(code for code, _ in steps) + "\n  return x;\n}\n").encode()
+        out.write(text)
+        written += len(text)
+        # main calls f_i with the sum so far xor i and adds what it returns.
+        x = acc ^ i
+        for _, step in steps:
+            x = step(x)
+        acc = (acc + x) & MASK64
+        calls.append(f"  acc += f{i} (acc ^ {i});\n")
+    out.write(("int\nmain (void)\n{\n  uint64_t acc = 0;\n" + "".join(calls)
+               + '  printf ("%llu\\n", (unsigned long long) acc);\n  return 0;\n}\n').encode())
+    return str(acc)
+
+
+MAKERS = {"words": words_lines, "keyed": keyed_lines, "c": c_program}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("words", "keyed"):
+    if len(sys.argv) != 4 or sys.argv[1] not in MAKERS:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    make = words_lines if sys.argv[1] == "words" else keyed_lines
+    make = MAKERS[sys.argv[1]]
     with open(sys.argv[3], "wb") as out:
         print(make(int(sys.argv[2]), out))
     return 0

@@ -1,11 +1,13 @@
-# cswap bench: what xz-roundtrip.sh and sort-check.sh share, sourced.
+# cswap bench: what xz-roundtrip.sh, sort-check.sh and cc-build.sh share,
+# sourced.
 #
 # generated_input NAME MODE MIB: makes a private directory on disk, $dir
 # (under ${TMPDIR:-/var/tmp}, removed at exit, a timeout's TERM included),
-# writes $dir/input with `gen-text.py MODE MIB` and sets $expected to the
-# SHA-256 the program must give back.  fail MESSAGE…: prints "NAME:
-# MESSAGE" and exits 1, the status of a wrong result.  check_digest
-# WHAT ACTUAL: fails unless ACTUAL (sha256sum's line) is $expected.
+# writes $dir/input with `gen-text.py MODE MIB` and sets $expected to what
+# the program must give back (a SHA-256, or for c the compiled program's
+# output).  fail MESSAGE…: prints "NAME: MESSAGE" and exits 1, the status
+# of a wrong result.  check_digest WHAT ACTUAL: fails unless ACTUAL's
+# first word (sha256sum's line, or the program's output) is $expected.
 # shellcheck shell=bash
 
 generated_input ()
