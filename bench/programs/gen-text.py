@@ -3,6 +3,7 @@
 
 usage: gen-text.py words MIB FILE
        gen-text.py keyed MIB FILE
+       gen-text.py keyed-json MIB FILE
        gen-text.py c MIB FILE
 
 Writes about MIB MiB of text to FILE and prints on standard output what
@@ -24,6 +25,12 @@ number the compiled program must print):
          and of one width, so the byte order of the lines is the order of
          their keys): the lines are made again in key order and hashed,
          without sorting.
+  keyed-json  the records of keyed, one JSON object a line, in the same
+         shuffled order: {"key":"KEY","words":["WORD",…],"n":"NUMBER"}.
+         Prints the digest of those records as keyed's lines "KEY WORDS
+         NUMBER" in key order, what printing them sorted by key must give
+         (fewer records than keyed's for the same MIB: a JSON line is
+         longer).
   c      a C program (GNU C, <stdint.h> and <stdio.h>) of about 800
          functions a MiB, each 24 steps of 64-bit multiply-adds, shifts,
          rotations and branches on constants drawn from a fixed seed
@@ -80,13 +87,17 @@ def words_lines(mib, out):
     return digest.hexdigest()
 
 
-def keyed_lines(mib, out):
+def keyed_records(mib, out, render, opening=b""):
+    """Writes keyed records in a shuffled order, each the opening, its
+    block's prefix and the tail render(place, words, number); returns the
+    digest of the same records as keyed text lines, in key order."""
     rng = random.Random(SEED)
     # Key k is its block (six digits) then its place in the block (four):
     # the line is the block's prefix then the place's tail, two look-ups.
-    tails = [b"%04d %s %05d\n" % (j, " ".join(rng.choices(WORDS, k=rng.randrange(8, 20))).encode(),
-                                   rng.randrange(100000)) for j in range(BLOCK)]
-    mean = 6 + sum(map(len, tails)) / BLOCK
+    fields = [(j, " ".join(rng.choices(WORDS, k=rng.randrange(8, 20))), rng.randrange(100000))
+              for j in range(BLOCK)]
+    tails = [render(*f) for f in fields]
+    mean = len(opening) + 6 + sum(map(len, tails)) / BLOCK
     blocks = max(1, round((mib << 20) / (mean * BLOCK)))
     count = blocks * BLOCK
     assert blocks <= 10 ** 6
@@ -97,12 +108,30 @@ def keyed_lines(mib, out):
     bits, place = BLOCK_BITS, BLOCK - 1
     for start in range(0, count, BATCH):
         keys = [(i * stride) % count for i in range(start, min(start + BATCH, count))]
-        out.write(b"".join([prefixes[k >> bits] + tails[k & place] for k in keys]))
+        out.write(b"".join([opening + prefixes[k >> bits] + tails[k & place] for k in keys]))
     # In key order a block's lines are its prefix joined to every tail.
+    text_tails = [text_tail(*f) for f in fields]
     digest = hashlib.sha256()
     for prefix in prefixes:
-        digest.update(prefix + prefix.join(tails))
+        digest.update(prefix + prefix.join(text_tails))
     return digest.hexdigest()
+
+
+def text_tail(place, words, number):
+    return b"%04d %s %05d\n" % (place, words.encode(), number)
+
+
+def json_tail(place, words, number):
+    listed = ",".join('"%s"' % w for w in words.split())
+    return b'%04d","words":[%s],"n":"%05d"}\n' % (place, listed.encode(), number)
+
+
+def keyed_lines(mib, out):
+    return keyed_records(mib, out, text_tail)
+
+
+def keyed_json(mib, out):
+    return keyed_records(mib, out, json_tail, b'{"key":"')
 
 
 C_STEPS = 24                # operations a generated C function
@@ -149,7 +178,8 @@ def c_program(mib, out):
     return str(acc)
 
 
-MAKERS = {"words": words_lines, "keyed": keyed_lines, "c": c_program}
+MAKERS = {"words": words_lines, "keyed": keyed_lines, "keyed-json": keyed_json,
+          "c": c_program}
 
 
 def main():
