@@ -1,9 +1,12 @@
 /* cswap: the FUSE-over-io_uring queues (fuse-uring.h).
  *
- * Each queue's thread is free to run on any CPU: pinned to its queue's
- * CPU, it waited behind whatever else ran there while the other CPU idled
- * (fio on a busy 2-CPU machine: random 4 KiB reads at QD1 were 15% and
- * 35% slower pinned, in two interleaved rounds).  The thread:
+ * Each queue's thread runs on its queue's CPU, as libfuse's own io_uring
+ * transport does: the kernel queues a request on the ring of the CPU that
+ * sends it, so the wake-up stays on that CPU, and the thread, real-time
+ * (memory-safety.c), preempts whatever ran there.  Before the threads
+ * were real-time, pinning made them wait behind other tasks and was
+ * slower; now it takes 10% off a swapping Python program's time
+ * (doc/design.md, "Idle CPUs and halt polling").  The thread:
  *  1. submits a REGISTER for each of its entries and a poll on the stop
  *     eventfd, and reports whether the kernel refused a registration at
  *     once (it does so synchronously: wrong sizes, io_uring disabled);
@@ -37,6 +40,7 @@
 #include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -368,6 +372,27 @@ serve (struct uring_queue *queue)
     eventfd_write (queue->owner->ended_fd, 1);
 }
 
+/* Names the calling thread cswap-ring-QID (for top -H and the tests) and
+ * binds it to its queue's CPU, unless the daemon may not run there (a
+ * cpuset, CPUAffinity=, taskset): the thread then floats, as it does if
+ * the binding fails.
+ */
+static void
+name_and_pin_thread (const struct uring_queue *queue)
+{
+  cpu_set_t allowed, one;
+  char name[16];
+
+  snprintf (name, sizeof name, "cswap-ring-%u", queue->qid);
+  pthread_setname_np (pthread_self (), name);
+  if (sched_getaffinity (0, sizeof allowed, &allowed) == -1
+      || !CPU_ISSET (queue->qid, &allowed))
+    return;
+  CPU_ZERO (&one);
+  CPU_SET (queue->qid, &one);
+  (void) sched_setaffinity (0, sizeof one, &one);
+}
+
 static void *
 queue_thread_main (void *arg)
 {
@@ -375,6 +400,7 @@ queue_thread_main (void *arg)
   struct uring_queues *owner = queue->owner;
   int r;
 
+  name_and_pin_thread (queue);
   memory_safety_mark_io_thread ();
   r = enable_ring (queue);
   if (r == 0)

@@ -156,9 +156,10 @@ fi
 
 # Starts cswap-fuse with the mode's transport and ARGS, waits for the mount.
 # start_daemon [OPTION…]: cswap-fuse on $mnt, given as $mount_arg (from
-# $mount_cwd) when those are set.
+# $mount_cwd) when those are set, run by ${launcher[@]} (env by default).
+launcher=(env)
 start_daemon () {
-  (cd "${mount_cwd:-.}" && exec "$cswap_fuse" -f --size "$size" -o ctl=none \
+  (cd "${mount_cwd:-.}" && exec "${launcher[@]}" "$cswap_fuse" -f --size "$size" -o ctl=none \
      "${transport_args[@]}" "$@" "${mount_arg:-$mnt}" 2>"$log") &
   pid=$!
   for _ in $(seq 100); do
@@ -187,6 +188,41 @@ check "cswap-fuse says which transport it uses ($transport_line)" \
   transport_said
 check "mounting again on the same directory is refused" \
   fails_with "already a mount point" --size 64M "$mnt"
+
+# cpu_listed CPU LIST: whether LIST (a Cpus_allowed_list: 0-3,6) holds CPU.
+cpu_listed () {
+  local cpu=$1 part
+  local -a parts
+  IFS=, read -ra parts <<<"$2"
+  for part in "${parts[@]}"; do
+    [ "$cpu" -ge "${part%-*}" ] && [ "$cpu" -le "${part#*-}" ] && return 0
+  done
+  return 1
+}
+
+# ring_threads_bound: the daemon has a cswap-ring-N thread, and each may
+# run on CPU N alone where the daemon may run there, on the daemon's own
+# CPUs elsewhere.
+ring_threads_bound () {
+  local daemon_cpus task name qid cpus want rings=0
+  daemon_cpus=$(awk '/^Cpus_allowed_list:/ {print $2}' "/proc/$pid/status")
+  for task in /proc/"$pid"/task/*; do
+    name=$(cat "$task/comm" 2>/dev/null) || continue
+    [[ $name == cswap-ring-* ]] || continue
+    qid=${name#cswap-ring-}
+    cpus=$(awk '/^Cpus_allowed_list:/ {print $2}' "$task/status")
+    want=$daemon_cpus
+    cpu_listed "$qid" "$daemon_cpus" && want=$qid
+    echo "# $name may run on $cpus"
+    [ "$cpus" = "$want" ] || return 1
+    rings=$((rings + 1))
+  done
+  [ "$rings" -gt 0 ]
+}
+
+if [ "$mode" = uring ]; then
+  check "each ring's thread runs on its queue's CPU" ring_threads_bound
+fi
 
 "$fuse_io" "$mnt/swap" 4 3000 >"$out"
 io_status=$?
@@ -238,6 +274,22 @@ exit_status=$?
 pid=
 check "cswap-fuse exits 0 once unmounted ($exit_status)" test "$exit_status" -eq 0
 check "and prints its stats line" grep -q '^cswap: stats ' "$log"
+
+# Started where it may run on CPU 0 alone (taskset, as a cpuset or
+# CPUAffinity= would), the rings of the other CPUs' queues stay there too.
+if [ "$mode" = uring ] && [ "$(nproc --all)" -gt 1 ]; then
+  launcher=(taskset -c 0)
+  start_daemon
+  launcher=(env)
+  check "started on CPU 0 alone, it says it uses io_uring" transport_said
+  check "and every ring's thread stays on CPU 0" \
+    ring_threads_bound
+  check "and the device serves" \
+    dd if=/dev/urandom of="$mnt/swap" bs=64k count=16 oflag=direct conv=notrunc status=none
+  kill -TERM "$pid"
+  wait "$pid"
+  pid=
+fi
 
 # A relative mount point: the daemon runs in / once started, and must
 # still unmount what it mounted when it stops.
