@@ -6,6 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/fuse-daemon.sh"
+source "$(dirname "$0")/../lib/stage-for-nobody.sh"
 
 mnt=$tmp/mnt-ctl
 sock=$tmp/ctl.sock
@@ -44,16 +45,16 @@ other_commands_answer () {
 
 refused_for_nobody () {
   local message code
-  message=$(setpriv --reuid=nobody --regid=nogroup --clear-groups \
-              "$cswapctl" --socket "$sock" stats 2>&1)
+  message=$("${nobody[@]}" "$nobody_cswapctl" --socket "$sock" stats 2>&1)
   code=$?
   echo "# $message"
   [ "$code" -eq 1 ] && grep -q "access denied: uid" <<<"$message"
 }
 
 check "classes, compact and metrics answer" other_commands_answer
-# Open to all at the file system level, so that only SO_PEERCRED refuses.
-chmod 0711 "$tmp"
+# Open to all at the file system level, so that only SO_PEERCRED refuses
+# (staging cswapctl where nobody can run it makes $tmp 0711).
+stage_for_nobody nobody_cswapctl "$cswapctl"
 chmod 0666 "$sock"
 check "nobody is refused by uid" refused_for_nobody
 kill -TERM "$pid"

@@ -8,6 +8,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
 source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/stage-for-nobody.sh"
 
 cswapctl=$CSWAP_BUILD_ROOT/control/cswapctl
 here=$CSWAP_SOURCE_ROOT/tests/control
@@ -43,8 +44,8 @@ ctl () {                        # cswapctl on the first daemon's socket
   "$cswapctl" --socket "$tmp/ctl.sock" "$@"
 }
 
-as_nobody () {
-  setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+ctl_as_nobody () {              # cswapctl as nobody, from its staged copy
+  "${nobody[@]}" "$nobody_cswapctl" "$@"
 }
 
 json_field () {                 # json_field FIELD: from stats --json
@@ -115,13 +116,14 @@ check "no socket: exit 3" \
   "$cswapctl" --socket "$tmp/none.sock" stats
 
 # As nobody: the socket file keeps it out; opened up, SO_PEERCRED does.
-chmod 0711 "$tmp"
+# (Staging cswapctl where nobody can run it makes $tmp 0711.)
+stage_for_nobody nobody_cswapctl "$cswapctl"
 check "nobody, socket 0600: access denied, exit 3" \
-  exits 3 "access denied" as_nobody "$cswapctl" --socket "$tmp/ctl.sock" stats
+  exits 3 "access denied" ctl_as_nobody --socket "$tmp/ctl.sock" stats
 chmod 0666 "$tmp/ctl.sock"
 check "nobody, socket opened up: the daemon refuses by uid, exit 1" \
   exits 1 "access denied: uid 65534" \
-  as_nobody "$cswapctl" --socket "$tmp/ctl.sock" stats
+  ctl_as_nobody --socket "$tmp/ctl.sock" stats
 
 # ctl-uid: the daemon lets that user reach the socket by itself: the
 # socket is the user's (still 0600), its directory, made by the daemon,
@@ -135,7 +137,7 @@ check "ctl-uid=nobody: the socket is nobody's, mode 0600" \
 check "ctl-uid=nobody: the directory the daemon made is 0711" \
   test "$(stat -c %a "$tmp/uid")" = 711
 check "ctl-uid=nobody lets nobody in" \
-  exits 0 "\"ok\":true" as_nobody "$cswapctl" --socket "$uid_sock" --json stats
+  exits 0 "\"ok\":true" ctl_as_nobody --socket "$uid_sock" --json stats
 check "a second daemon on a socket in use fails" \
   exits 1 "another daemon is listening" \
   nbdkit -U - "$CSWAP_PLUGIN" size=1M ctl="$tmp/ctl.sock" --run true

@@ -11,22 +11,24 @@
 # mappings marked MADV_DONTDUMP (VmFlags dd).
 #
 # The daemons run as nobody, so that the owner of /proc/PID tells whether
-# they are dumpable; nothing is crashed and no core is written.
+# they are dumpable; nothing is crashed and no core is written.  They run
+# from copies nobody can read (stage-for-nobody.sh), wherever the build is.
 set -uo pipefail
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/fuse-daemon.sh"
 source "$(dirname "$0")/../lib/plugin-env.sh"
 source "$(dirname "$0")/../lib/smaps.sh"
+source "$(dirname "$0")/../lib/stage-for-nobody.sh"
 
 written_mib=16
-nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 nobody_uid=$(id -u nobody)
 # The daemons inherit an unlimited RLIMIT_CORE from here, so that only
 # what they do themselves can lower it.
 ulimit -c unlimited || skip "cannot raise RLIMIT_CORE"
 # ASan sets RLIMIT_CORE to 0 itself unless told not to.
 [ -z "${ASAN_OPTIONS:-}" ] || export ASAN_OPTIONS=$ASAN_OPTIONS:disable_coredump=0
-chmod 0711 "$tmp"
+stage_for_nobody cswap_fuse "$cswap_fuse"
+stage_for_nobody CSWAP_PLUGIN "$CSWAP_PLUGIN"
 
 # start FRONTEND NAME KEY=VALUE…: the daemon as nobody, in the foreground,
 # in the background (fuse-daemon.sh's EXIT trap stops it); sets pid.
