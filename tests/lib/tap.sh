@@ -1,6 +1,8 @@
 # cswap: sourced by shell tests: TAP counting and skipping, and a check of
 # a command's exit status and message.  $n counts the checks, $status is
-# 1 once one failed.
+# 1 once one failed.  A skipped test prints the plan "1..0 # SKIP why" and
+# exits 0: meson (1.0.1, Debian 12's) counts a TAP test exiting 77 as an
+# error, not a skip.
 # shellcheck shell=bash
 
 n=0
@@ -8,7 +10,7 @@ status=0
 
 skip () {
   echo "1..0 # SKIP $*"
-  exit 77
+  exit 0
 }
 
 check () {                      # check NAME COMMAND...: ok if it succeeds

@@ -3,7 +3,7 @@
 # cswap: every manual page renders without a warning from man or groff.
 # Usage: test-man.sh PAGE…
 set -uo pipefail
-command -v man >/dev/null || { echo "1..0 # SKIP man is not installed"; exit 77; }
+command -v man >/dev/null || { echo "1..0 # SKIP man is not installed"; exit 0; }
 n=0 failed=0
 for page in "$@"; do
   n=$((n + 1))

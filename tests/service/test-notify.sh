@@ -5,9 +5,9 @@
 # store reads succeed, STOPPING=1 on SIGTERM.  A Python listener plays
 # systemd's notify socket.
 set -uo pipefail
-[[ $(id -u) -eq 0 ]] || { echo "1..0 # SKIP mounting needs root"; exit 77; }
-[[ -c /dev/fuse ]] || { echo "1..0 # SKIP no /dev/fuse"; exit 77; }
-command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 77; }
+[[ $(id -u) -eq 0 ]] || { echo "1..0 # SKIP mounting needs root"; exit 0; }
+[[ -c /dev/fuse ]] || { echo "1..0 # SKIP no /dev/fuse"; exit 0; }
+command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 : "${CSWAP_BUILD_ROOT:?run through meson test}"
 
 n=0 failed=0

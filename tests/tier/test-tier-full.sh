@@ -6,9 +6,9 @@
 set -uo pipefail
 test_tier=${1:?usage: $0 test-tier}
 
-if [[ $(id -u) -ne 0 ]]; then echo "1..0 # SKIP root only"; exit 77; fi
+if [[ $(id -u) -ne 0 ]]; then echo "1..0 # SKIP root only"; exit 0; fi
 for cmd in mkfs.ext4 losetup mount umount; do
-  command -v $cmd >/dev/null || { echo "1..0 # SKIP no $cmd"; exit 77; }
+  command -v $cmd >/dev/null || { echo "1..0 # SKIP no $cmd"; exit 0; }
 done
 
 work=$(mktemp -d /var/tmp/cswap-tier-full.XXXXXX)

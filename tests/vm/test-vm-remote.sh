@@ -8,13 +8,13 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${CSWAP_BUILD_ROOT:-$here/../../build}
-out=$(mktemp -d /var/tmp/cswap-vm-remote.XXXXXX) || { echo "1..0 # SKIP mktemp failed"; exit 77; }
+out=$(mktemp -d /var/tmp/cswap-vm-remote.XXXXXX) || { echo "1..0 # SKIP mktemp failed"; exit 0; }
 trap 'rm -rf "$out"' EXIT
 
 "$here/cswap-vm" --build "$build" --mem 256 --cpus 1 --timeout 800 --out "$out/vm" \
   -- env BUILD="$build" "$here/guest-remote-exports" >"$out/vm.log" 2>&1
 case $? in
-  77) echo "1..0 # SKIP $(grep 'skipped:' "$out/vm.log" | head -1)"; exit 77 ;;
+  77) echo "1..0 # SKIP $(grep 'skipped:' "$out/vm.log" | head -1)"; exit 0 ;;
   124) echo "Bail out! the VM did not finish in 800 s; the guest's checks so far, then its console's end:"
        sed 's/^/# /' "$out/vm/output.log" 2>/dev/null
        tail -20 "$out/vm/console.log" | sed 's/^/# /'; exit 1 ;;
