@@ -28,13 +28,8 @@ mem_mib=${VM_TEST_MEM_MIB:-256}
 out_root=$(mktemp -d /var/tmp/cswap-vm-test.XXXXXX) || skip "mktemp failed"
 trap 'rm -rf "$out_root"' EXIT
 
-# An option given without its value is refused by name, before any VM.
-for option in --mem --kernel-args; do
-  check "cswap-vm $option with no value is refused, naming it" \
-    eval '"$here/cswap-vm" "$option" 2>&1 | grep -q -- "$option needs a value"'
-done
-
-# A probe run: the test bed itself, so that a host without it skips once.
+# A probe run first: the test bed itself, so that a host without it (or a
+# tree the guest cannot see, under /tmp) skips the whole test at once.
 # It also says whether --kernel-args reaches the guest kernel (exit 3 if not).
 "$here/cswap-vm" --build "$build" --mem 128 --timeout 120 --out "$out_root/probe" \
   --kernel-args "cswapvm.probe_arg=1 init_on_alloc=0" -- \
@@ -47,6 +42,12 @@ case $? in
   *) echo "Bail out! the VM test bed does not boot: $(tail -3 "$out_root/probe.log" | tr '\n' ' ')"; exit 1 ;;
 esac
 sed -n 's/^vm: /# vm: /p' "$out_root/probe.log" | head -1
+
+# An option given without its value is refused by name, before any VM.
+for option in --mem --kernel-args; do
+  check "cswap-vm $option with no value is refused, naming it" \
+    eval '"$here/cswap-vm" "$option" 2>&1 | grep -q -- "$option needs a value"'
+done
 
 not () { ! "$@"; }
 
