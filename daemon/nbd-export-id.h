@@ -9,6 +9,9 @@
  * secret anyway: whoever guesses it may open the export).  The contents
  * id hashes a salt first (nbd-exports.c: a random key and a count of
  * drops), so that it is new whenever an export's pages may have gone.
+ * Both are made off the I/O path (at start, at a claim, at a drop), so
+ * libcrypto stays among the libraries left unlocked when no backing file
+ * is sealed (memory-safety.c): its pages are read back if need be.
  *
  * No state, no lock: thread-safe.
  */

@@ -365,10 +365,11 @@ claim (struct nbd_exports *exports, struct store *store, const char *name,
   char *copy, id[NBD_EXPORT_ID_BYTES];
 
   if (!claimable_name (name)) {
+    /* Not the name itself: its control characters would reach the log. */
     snprintf (why_buffer, sizeof why_buffer, "export %s: a name made from "
-              "export-template= may hold no space or control character and not start with '#'",
-              exports->unlisted ? label_of (exports, name, id)
-              : "name refused");
+              "export-template= may hold no space or control character, "
+              "nor start with '#'", exports->unlisted
+              ? label_of (exports, name, id) : "name refused");
     *why = why_buffer;
     return NULL;
   }

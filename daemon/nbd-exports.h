@@ -53,7 +53,9 @@
  * name (nbd_exports_each).  claim_lock also guards each entry's
  * connections, dropping and idle_since_ns.  It is a leaf: nothing is
  * locked under it (the store's area limit and counters are relaxed
- * atomics; a drop frees the pages after letting it go).
+ * atomics; a drop frees the pages after letting it go; what
+ * nbd_exports_each's visitors write to is their caller's own buffer or
+ * stream).
  */
 #ifndef CSWAP_NBD_EXPORTS_H
 #define CSWAP_NBD_EXPORTS_H
