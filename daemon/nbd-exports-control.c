@@ -2,11 +2,14 @@
  * each export's size, quota, clients and counters (store_area_stats), for
  * cswapctl exports; with drop, NAME's pages freed first
  * (nbd_exports_drop).  And the same numbers in `metrics`, a series per
- * export labelled with its name.  A control extension (control.h): control/ dispatches it and
- * knows nothing of exports.
+ * export labelled with its name.  With export-list=no, an export is
+ * shown and labelled by its id, never its name, and NAME may be either
+ * (nbd_export_is_named): the socket may be a monitoring user's
+ * (ctl-uid), and the metrics are scraped and kept.  A control extension
+ * (control.h): control/ dispatches it and knows nothing of exports.
  *
- * Locking: none of its own; entries below the table's count never
- * change (nbd-exports.h), and the counters are relaxed atomics.
+ * Locking: none of its own; names are read inside nbd_exports_each,
+ * under the table's claim_lock, and the counters are relaxed atomics.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -21,14 +24,26 @@ static struct nbd_exports_view {
   struct store *store;
 } view;
 
-static void
-show_export (const struct nbd_export *e, struct json *reply)
+/* What `exports [NAME]` lists, row by row (nbd_exports_each). */
+struct listing {
+  const char *name;             /* NULL: every export */
+  struct json *reply;
+  unsigned shown;
+};
+
+static int
+show_export (void *arg, const struct nbd_export *e)
 {
+  struct listing *listing = arg;
+  struct json *reply = listing->reply;
   struct store_area_stats s;
 
+  if (listing->name && !nbd_export_is_named (view.exports, e, listing->name))
+    return 0;
+  listing->shown++;
   store_area_stats (view.store, e->area, &s);
   json_object_begin (reply, NULL);
-  json_string (reply, "name", e->name);
+  json_string (reply, "name", e->label);
   json_uint (reply, "size_bytes", store_area_size (view.store));
   json_uint (reply, "limit_bytes", s.limit_bytes);
   json_uint (reply, "pages_stored", s.pages_stored);
@@ -40,46 +55,37 @@ show_export (const struct nbd_export *e, struct json *reply)
   json_uint (reply, "trims", s.trims);
   json_uint (reply, "failed_writes", s.failed_writes);
   json_uint (reply, "quota_refusals", s.area_limit_hits);
-  json_uint (reply, "clients", nbd_exports_clients (view.exports, e));
+  json_uint (reply, "clients", e->connections);
   json_object_end (reply);
+  return listing->name != NULL; /* one export has one name */
 }
 
 static int
 run_exports (void *arg, unsigned argc, char *const *argv, struct json *reply,
              char *error, size_t size)
 {
-  struct nbd_exports *exports = view.exports;
-  struct nbd_export *one = NULL;
+  struct listing listing = { argc >= 1 ? argv[0] : NULL, reply, 0 };
 
   (void) arg;
-  if (argc >= 1 && (one = nbd_exports_find (exports, argv[0])) == NULL) {
-    snprintf (error, size, "no export named %s", argv[0]);
-    return -1;
-  }
   if (argc == 2) {
     const char *why;
-    int r;
 
     if (strcmp (argv[1], "drop") != 0) {
       snprintf (error, size, "exports NAME [drop]: not %s", argv[1]);
       return -1;
     }
-    r = nbd_exports_drop (exports, view.store, one,
-                          &why);
-    if (r) {
+    if (nbd_exports_drop (view.exports, view.store, argv[0], &why)) {
       snprintf (error, size, "%s", why);
       return -1;
     }
-    fprintf (stderr, "cswap: export \"%s\" dropped by command\n",
-             one->name);
   }
-  unsigned count = exports->count;
-
   json_array_begin (reply, "exports");
-  for (unsigned i = 0; i < count; i++)
-    if (one == NULL || one == &exports->list[i])
-      show_export (&exports->list[i], reply);
+  nbd_exports_each (view.exports, show_export, &listing);
   json_array_end (reply);
+  if (listing.name && listing.shown == 0 && argc < 2) {
+    snprintf (error, size, "no export named %s", listing.name);
+    return -1;
+  }
   return 0;
 }
 
@@ -109,7 +115,7 @@ read_numbers (void *arg, uint64_t *values)
 }
 
 /* `metrics`: each export's numbers, a series per export labelled
- * export="NAME", from its area's counters (store_area_stats).
+ * export="NAME" (or its id, with export-list=no), from its area's counters (store_area_stats).
  */
 static const struct export_metric {
   const char *name;             /* the metric cswap_export_NAME */
@@ -158,45 +164,50 @@ write_family_head (FILE *f, const char *name, const char *suffix,
            name, suffix, help, name, suffix, type);
 }
 
-static void
-write_sample (FILE *f, const char *name, const char *suffix,
-              const struct nbd_export *e, uint64_t value)
+/* One metric's samples, export by export (nbd_exports_each). */
+struct samples {
+  FILE *f;
+  const struct export_metric *metric; /* NULL: clients */
+};
+
+static int
+write_sample (void *arg, const struct nbd_export *e)
 {
-  fprintf (f, "cswap_export_%s%s{export=\"", name, suffix);
-  write_label_value (f, e->name);
-  fprintf (f, "\"} %" PRIu64 "\n", value);
+  const struct samples *samples = arg;
+  const struct export_metric *metric = samples->metric;
+  uint64_t value = e->connections;
+  struct store_area_stats s;
+
+  if (metric) {
+    store_area_stats (view.store, e->area, &s);
+    memcpy (&value, (const char *) &s + metric->offset, sizeof value);
+  }
+  fprintf (samples->f, "cswap_export_%s%s{export=\"",
+           metric ? metric->name : "clients",
+           metric && metric->counter ? "_total" : "");
+  write_label_value (samples->f, e->label);
+  fprintf (samples->f, "\"} %" PRIu64 "\n", value);
+  return 0;
 }
 
 static void
 write_metrics (void *arg, FILE *f)
 {
-  struct nbd_exports *exports = view.exports;
-  unsigned count = exports->count;
-  struct store_area_stats s;
-
   (void) arg;
   for (size_t m = 0; m < sizeof export_metrics / sizeof export_metrics[0];
        m++) {
     const struct export_metric *metric = &export_metrics[m];
-    const char *suffix = metric->counter ? "_total" : "";
+    struct samples samples = { f, metric };
 
-    write_family_head (f, metric->name, suffix,
+    write_family_head (f, metric->name, metric->counter ? "_total" : "",
                        metric->counter ? "counter" : "gauge", metric->help);
-    for (unsigned i = 0; i < count; i++) {
-      uint64_t value;
-
-      store_area_stats (view.store, exports->list[i].area, &s);
-      memcpy (&value, (const char *) &s + metric->offset, sizeof value);
-      write_sample (f, metric->name, suffix, &exports->list[i], value);
-    }
+    nbd_exports_each (view.exports, write_sample, &samples);
   }
   write_family_head (f, "clients", "", "gauge",
                      "Clients connected to an export.");
-  for (unsigned i = 0; i < count; i++)
-    write_sample (f, "clients", "", &exports->list[i],
-                  nbd_exports_clients (exports, &exports->list[i]));
+  nbd_exports_each (view.exports, write_sample,
+                    &(struct samples) { f, NULL });
 }
-
 static const struct control_extension extension = {
   .command = "exports",
   .args = "[NAME [drop]]",

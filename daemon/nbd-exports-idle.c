@@ -11,18 +11,17 @@
  *
  * One thread wakes every eighth of the time (at least each second, at
  * most each minute) and drops each export idle that long that still
- * holds pages, saying so on stderr.
+ * holds pages, saying so on stderr; the idle time is checked again as
+ * the drop starts (nbd_exports_drop_if_idle), so that a client that
+ * came and went since is not dropped.
  *
  * Locking: lock guards stop, and is held only to wait and to set it;
  * the drop takes the table's claim_lock itself (nbd-exports.h), never
  * under this one.  Both are leaves (common/lock-order.h).
  */
-#include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "monotonic.h"
 #include "nbd-exports-idle.h"
@@ -51,27 +50,12 @@ static void
 drop_idle_exports (void)
 {
   struct nbd_exports *exports = idle.exports;
-  uint64_t limit_ns = exports->idle_drop_s * NS_PER_S;
   unsigned count = exports->count;
 
-  for (unsigned i = 0; i < count; i++) {
-    struct nbd_export *e = &exports->list[i];
-    struct store_area_stats s;
-    const char *why;
-
-    if (nbd_exports_idle_ns (exports, e, monotonic_ns ()) < limit_ns
-        || store_area_stats (idle.store, e->area, &s) != 0
-        || s.pages_stored == 0)
-      continue;
-    int r = nbd_exports_drop (exports, idle.store, e, &why);
-    if (r == 0)
-      fprintf (stderr, "cswap: export \"%s\" dropped: no client for %" PRIu64
-               " s (export-idle-drop), %" PRIu64 " pages freed\n", e->name,
-               exports->idle_drop_s, s.pages_stored);
-    else if (r != -EBUSY)       /* a client came back meanwhile: keep it */
-      fprintf (stderr, "cswap: warning: export \"%s\": idle drop: %s: %s\n",
-               e->name, why, strerror (-r));
-  }
+  /* Each drop says so on stderr, and so does each failure. */
+  for (unsigned i = 0; i < count; i++)
+    nbd_exports_drop_if_idle (exports, idle.store, i,
+                              exports->idle_drop_s * NS_PER_S);
 }
 
 static void *

@@ -10,6 +10,7 @@
 
 #include "cleanup.h"
 #include "monotonic.h"
+#include "nbd-export-id.h"
 #include "nbd-exports.h"
 #include "page.h"
 #include "parse.h"
@@ -23,11 +24,39 @@
 /* Per thread: opens run on nbdkit's connection threads. */
 static _Thread_local char why_buffer[256];
 
+/* The contents ids' salt (nbd-exports.h): a key random at each start,
+ * and how many drops there have been; one plugin per process.
+ */
+static struct {
+  unsigned char key[16];        /* set by nbd_exports_init */
+  _Atomic uint64_t drops;
+} contents_salt;
+
 void
 nbd_exports_init (struct nbd_exports *exports)
 {
   *exports = (struct nbd_exports) { 0 };
   pthread_mutex_init (&exports->claim_lock, NULL);
+  /* Unique, not secret: GRND_INSECURE never waits for the entropy pool,
+   * which a swap service started early in boot may find empty.
+   */
+  if (getrandom (contents_salt.key, sizeof contents_salt.key, GRND_INSECURE)
+      != sizeof contents_salt.key) {
+    uint64_t now_ns = monotonic_ns () ^ ((uint64_t) getpid () << 32);
+
+    memcpy (contents_salt.key, &now_ns, sizeof now_ns);
+  }
+}
+
+/* Names E NAME (config time, or a claim with claim_lock), its id and
+ * its label with it.
+ */
+static void
+set_name (const struct nbd_exports *exports, struct nbd_export *e, char *name)
+{
+  e->name = name;
+  nbd_export_id (name, e->id);
+  e->label = exports->unlisted ? e->id : e->name;
 }
 
 /* A quota in TEXT, the end of KEY=VALUE: 0 (none), or at least a page. */
@@ -64,6 +93,20 @@ append (struct nbd_exports *exports, const struct nbd_export *e,
   return 0;
 }
 
+/* The export called NAME, or NULL: with claim_lock, or while the table
+ * is made.
+ */
+static struct nbd_export *
+find (struct nbd_exports *exports, const char *name)
+{
+  unsigned count = exports->count;
+
+  for (unsigned i = 0; i < count; i++)
+    if (strcmp (exports->list[i].name, name) == 0)
+      return &exports->list[i];
+  return NULL;
+}
+
 static int
 add_export (struct nbd_exports *exports, const char *value, const char **why)
 {
@@ -92,7 +135,7 @@ add_export (struct nbd_exports *exports, const char *value, const char **why)
     *why = "out of memory";
     return -1;
   }
-  if (nbd_exports_find (exports, e.name)) {
+  if (find (exports, e.name)) {
     snprintf (why_buffer, sizeof why_buffer, "export=%.64s: named twice",
               e.name);
     *why = why_buffer;
@@ -213,9 +256,11 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
     return -1;
   }
   exports->list = list;
-  for (unsigned i = 0; i < configured; i++)
+  for (unsigned i = 0; i < configured; i++) {
+    set_name (exports, &exports->list[i], exports->list[i].name);
     if (!exports->list[i].own_limit)
       exports->list[i].limit_bytes = exports->default_limit_bytes;
+  }
   config->size_bytes *= exports->areas;
   config->areas = exports->areas;
   return 0;
@@ -224,12 +269,19 @@ nbd_exports_finish (struct nbd_exports *exports, struct store_config *config,
 void
 nbd_export_new_contents (struct nbd_export *export)
 {
+  struct {
+    unsigned char key[sizeof contents_salt.key];
+    uint64_t drops;
+  } salt = { .drops = atomic_load (&contents_salt.drops) };
+  int failed;
   uint64_t id;
 
-  /* Unique, not secret: GRND_INSECURE never waits for the entropy pool,
-   * which a swap service started early in boot may find empty.
+  memcpy (salt.key, contents_salt.key, sizeof salt.key);
+  id = nbd_export_digest (&salt, sizeof salt, export->name, &failed);
+  /* Without a digest, a random id: a client may then take an export
+   * claimed again for one whose pages went, never the other way round.
    */
-  if (getrandom (&id, sizeof id, GRND_INSECURE) != sizeof id)
+  if (failed && getrandom (&id, sizeof id, GRND_INSECURE) != sizeof id)
     id = monotonic_ns () ^ ((uint64_t) getpid () << 32);
   atomic_store (&export->contents_id, id);
 }
@@ -250,69 +302,131 @@ nbd_exports_apply (struct nbd_exports *exports, struct store *store)
   return 0;
 }
 
-struct nbd_export *
-nbd_exports_find (struct nbd_exports *exports, const char *name)
+/* Whether NAME may name an export made from the template: the admin
+ * must be able to name it on the control socket, one word that is not
+ * an id ("#…", nbd_export_is_named), and the log to print it.
+ */
+static bool
+claimable_name (const char *name)
 {
-  unsigned count = exports->count;
-
-  for (unsigned i = 0; i < count; i++)
-    if (strcmp (exports->list[i].name, name) == 0)
-      return &exports->list[i];
-  return NULL;
+  if (*name == '#')
+    return false;
+  for (const unsigned char *c = (const unsigned char *) name; *c; c++)
+    if (*c <= ' ' || *c == 0x7f)
+      return false;
+  return true;
 }
 
-/* A new export NAME from the template's areas; called with claim_lock. */
+/* What to call NAME, an export or not, in the log: itself, or with
+ * export-list=no its id (into ID).
+ */
+static const char *
+label_of (const struct nbd_exports *exports, const char *name,
+          char id[NBD_EXPORT_ID_BYTES])
+{
+  if (!exports->unlisted)
+    return name;
+  nbd_export_id (name, id);
+  return id;
+}
+
+/* The made export whose area a claim may take: one that holds no page,
+ * has no client and is not being dropped, the one idle longest; or
+ * NULL.  With claim_lock.
+ */
+static struct nbd_export *
+reusable (struct nbd_exports *exports, struct store *store)
+{
+  struct nbd_export *best = NULL;
+
+  for (unsigned i = exports->configured; i < exports->count; i++) {
+    struct nbd_export *e = &exports->list[i];
+    struct store_area_stats s;
+
+    if (e->connections || e->dropping
+        || store_area_stats (store, e->area, &s) != 0 || s.pages_stored)
+      continue;
+    if (best == NULL || e->idle_since_ns < best->idle_since_ns)
+      best = e;
+  }
+  return best;
+}
+
+/* A new export NAME from the template's areas: a new entry while there
+ * is room, else one reusable() gives up.  With claim_lock.
+ */
 static struct nbd_export *
 claim (struct nbd_exports *exports, struct store *store, const char *name,
        const char **why)
 {
   unsigned n = exports->count;
-  struct nbd_export e = { .area = n,
-                          .limit_bytes = exports->default_limit_bytes,
-                          .idle_since_ns = monotonic_ns () };
+  struct nbd_export *e = n < exports->areas ? &exports->list[n]
+    : reusable (exports, store);
+  char *copy, id[NBD_EXPORT_ID_BYTES];
 
-  if (n == exports->areas) {
-    snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\": all %u "
-              "exports of export-template=%.64s are taken", name,
-              exports->template_count, exports->template);
+  if (!claimable_name (name)) {
+    /* Not the name itself: its control characters would reach the log. */
+    snprintf (why_buffer, sizeof why_buffer, "export %s: a name made from "
+              "export-template= may hold no space or control character, "
+              "nor start with '#'", exports->unlisted
+              ? label_of (exports, name, id) : "name refused");
     *why = why_buffer;
     return NULL;
   }
-  e.name = strdup (name);
-  if (e.name == NULL) {
+  if (e == NULL) {
+    snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\": all %u "
+              "exports of export-template=%.64s hold pages or clients",
+              label_of (exports, name, id), exports->template_count,
+              exports->template);
+    *why = why_buffer;
+    return NULL;
+  }
+  copy = strdup (name);
+  if (copy == NULL) {
     *why = "out of memory";
     return NULL;
   }
-  store_set_area_limit (store, e.area, e.limit_bytes);
-  nbd_export_new_contents (&e);
-  exports->list[n] = e;
-  exports->count = n + 1;       /* after the entry: readers take no lock */
+  if (e == &exports->list[n])
+    *e = (struct nbd_export) { .area = n,
+                               .limit_bytes = exports->default_limit_bytes };
+  else {
+    fprintf (stderr, "cswap: export \"%s\" gives its area up: it holds no "
+             "page and no client has it open\n", e->label);
+    free (e->name);
+  }
+  set_name (exports, e, copy);
+  e->idle_since_ns = monotonic_ns ();
+  atomic_store (&e->quota_warned, false);
+  store_set_area_limit (store, e->area, e->limit_bytes);
+  nbd_export_new_contents (e);
+  if (e == &exports->list[n])
+    exports->count = n + 1;     /* after the entry: readers take no lock */
   fprintf (stderr, "cswap: export \"%s\" made from export-template=%s\n",
-           name, exports->template);
-  return &exports->list[n];
+           e->label, exports->template);
+  return e;
 }
 
 struct nbd_export *
 nbd_exports_open (struct nbd_exports *exports, struct store *store,
                   const char *name, const char **why)
 {
-  struct nbd_export *e = nbd_exports_find (exports, name);
+  char id[NBD_EXPORT_ID_BYTES];
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+  struct nbd_export *e = find (exports, name);
 
   if (e == NULL && (exports->template == NULL || *name == '\0'
                     || fnmatch (exports->template, name, 0) != 0)) {
     snprintf (why_buffer, sizeof why_buffer,
-              "export \"%.64s\" is not configured", name);
+              "export \"%.64s\" is not configured",
+              label_of (exports, name, id));
     *why = why_buffer;
     return NULL;
   }
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
-  if (e == NULL)
-    e = nbd_exports_find (exports, name);   /* claimed meanwhile? */
   if (e == NULL)
     e = claim (exports, store, name, why);
   if (e && e->dropping) {
     snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is being "
-              "dropped: try again", name);
+              "dropped: try again", e->label);
     *why = why_buffer;
     return NULL;
   }
@@ -329,55 +443,135 @@ nbd_exports_close (struct nbd_exports *exports, struct nbd_export *export)
     export->idle_since_ns = monotonic_ns ();
 }
 
-unsigned
-nbd_exports_clients (struct nbd_exports *exports,
-                     const struct nbd_export *export)
+int
+nbd_exports_each (struct nbd_exports *exports,
+                  int (*visit) (void *arg, const struct nbd_export *e),
+                  void *arg)
 {
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
-  return export->connections;
+  unsigned count = exports->count;
+
+  for (unsigned i = 0; i < count; i++) {
+    int r = visit (arg, &exports->list[i]);
+    if (r)
+      return r;
+  }
+  return 0;
 }
 
-uint64_t
-nbd_exports_idle_ns (struct nbd_exports *exports,
-                     const struct nbd_export *export, uint64_t now_ns)
+bool
+nbd_export_is_named (const struct nbd_exports *exports,
+                     const struct nbd_export *e, const char *name)
 {
+  return strcmp (e->name, name) == 0
+    || (exports->unlisted && strcmp (e->id, name) == 0);
+}
+
+/* Frees E's pages, which begin_drop (below) marked dropping; with
+ * claim_lock not held.  CAUSE goes in the line that says so.
+ */
+static int
+finish_drop (struct nbd_exports *exports, struct store *store,
+             struct nbd_export *e, const char *cause)
+{
+  uint64_t size = store_area_size (store);
+  struct store_area_stats s;
+  int r;
+
+  if (store_area_stats (store, e->area, &s) != 0)
+    s.pages_stored = 0;
+  r = store_zero (store, size, e->area * size);
+  atomic_fetch_add (&contents_salt.drops, 1);
+  nbd_export_new_contents (e);
+  /* dropping keeps the name: it is still E's. */
+  if (r == 0)
+    fprintf (stderr, "cswap: export \"%s\" dropped: %s, %" PRIu64 " pages "
+             "freed\n", e->label, cause, s.pages_stored);
+  else
+    fprintf (stderr, "cswap: warning: export \"%s\": dropping it (%s): "
+             "freeing its pages: %s\n", e->label, cause, strerror (-r));
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
-  if (export->connections || export->dropping
-      || now_ns < export->idle_since_ns)
-    return 0;
-  return now_ns - export->idle_since_ns;
+  e->dropping = false;
+  e->idle_since_ns = monotonic_ns ();
+  return r;
+}
+
+/* Marks E dropping if it may be: 0, or -EBUSY with *WHY.  With
+ * claim_lock.
+ */
+static int
+begin_drop (struct nbd_export *e, const char **why)
+{
+  if (e->dropping) {
+    snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is being "
+              "dropped already", e->label);
+    *why = why_buffer;
+    return -EBUSY;
+  }
+  if (e->connections) {
+    snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is open "
+              "(%u client(s)): it is dropped only with none", e->label,
+              e->connections);
+    *why = why_buffer;
+    return -EBUSY;
+  }
+  e->dropping = true;
+  return 0;
 }
 
 int
 nbd_exports_drop (struct nbd_exports *exports, struct store *store,
-                  struct nbd_export *export, const char **why)
+                  const char *name, const char **why)
 {
-  uint64_t size = store_area_size (store);
+  struct nbd_export *e = NULL;
   int r;
 
   {
     ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
-    if (export->connections || export->dropping) {
-      if (export->dropping)
-        snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is "
-                  "being dropped already", export->name);
-      else
-        snprintf (why_buffer, sizeof why_buffer, "export \"%.64s\" is "
-                  "open (%u client(s)): it is dropped only with none",
-                  export->name, export->connections);
+    for (unsigned i = 0; i < exports->count && e == NULL; i++)
+      if (nbd_export_is_named (exports, &exports->list[i], name))
+        e = &exports->list[i];
+    if (e == NULL) {
+      snprintf (why_buffer, sizeof why_buffer, "no export named %.64s",
+                name);
       *why = why_buffer;
-      return -EBUSY;
+      return -ENOENT;
     }
-    export->dropping = true;
+    if ((r = begin_drop (e, why)) != 0)
+      return r;
   }
-  r = store_zero (store, size, export->area * size);
-  nbd_export_new_contents (export);
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
-  export->dropping = false;
-  export->idle_since_ns = monotonic_ns ();
+  r = finish_drop (exports, store, e, "by command");
   if (r)
     *why = "freeing its pages failed";
   return r;
+}
+
+int
+nbd_exports_drop_if_idle (struct nbd_exports *exports, struct store *store,
+                          unsigned area, uint64_t idle_ns)
+{
+  struct nbd_export *e = &exports->list[area];
+  struct store_area_stats s;
+  const char *why;
+  char cause[64];
+
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
+    uint64_t now_ns = monotonic_ns ();
+
+    /* Checked here, as the drop starts: a client that came and went
+     * since the idle thread last looked has made it young again.
+     */
+    if (e->connections || e->dropping || now_ns < e->idle_since_ns
+        || now_ns - e->idle_since_ns < idle_ns
+        || store_area_stats (store, e->area, &s) != 0 || s.pages_stored == 0
+        || begin_drop (e, &why) != 0)
+      return 0;
+  }
+  snprintf (cause, sizeof cause, "no client for %" PRIu64 " s "
+            "(export-idle-drop)", exports->idle_drop_s);
+  int r = finish_drop (exports, store, e, cause);
+  return r ? r : 1;
 }
 
 void
@@ -399,7 +593,8 @@ nbd_export_note_refusal (struct nbd_export *export, int result)
   if (!atomic_exchange (&export->quota_warned, true))
     fprintf (stderr, "cswap: warning: export \"%s\" is at its quota of %.1f "
              "MiB: its writes are refused (ENOSPC) until it trims; raise "
-             "export=%s:LIMIT or export-limit=\n", export->name,
-             export->limit_bytes / 1048576.0, export->name);
+             "export=%s:LIMIT or export-limit=\n", export->label,
+             export->limit_bytes / 1048576.0,
+             export->label == export->name ? export->name : "NAME");
   return -ENOSPC;
 }

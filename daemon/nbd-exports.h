@@ -10,7 +10,13 @@
  * export-template=GLOB lets clients name exports of their own: the
  * first open of a name that matches GLOB (fnmatch) and is not configured
  * claims one of export-template-count=N (default 16) areas kept for
- * them, with the export-limit quota, for as long as the server runs.
+ * them, with the export-limit quota.  Such a name holds its area while a
+ * client has it open or it holds a page: once all are taken, a claim
+ * takes over the area of a made export that holds none and is not open
+ * (the one idle longest), so that probes and clients that never wrote
+ * (an NBD_OPT_INFO, nbdinfo on a mistyped name, an export dropped) do
+ * not use the areas up.  A made name must be printable without spaces
+ * (`cswapctl exports NAME drop` must be able to name it).
  * Without export= or a template, the plugin serves one device under any
  * name, as before.
  *
@@ -19,26 +25,37 @@
  * export's pages go only when it is dropped: by `cswapctl exports NAME
  * drop`, or once no client has had it open for export-idle-drop=SECONDS
  * (nbd-exports-idle.c); never while a client has it open.  A dropped
- * export keeps its name (and a template's, its area) and reads as zeros.
+ * export reads as zeros; a configured one keeps its name, a made one
+ * until a claim takes its area.
  * With export-list=no the names are never shown to a client (NBD_OPT_LIST
  * lists none) and a client that names none is refused (no default
  * export), so that a long random name works as a secret: over TLS, a
  * client can open only the exports whose names it was given, and those
- * it claims from a template.
- * Each export has a contents id, random, new whenever its pages start
- * empty (the server's start, a claim, a drop), and given to clients in
+ * it claims from a template; the log and the metrics then call each
+ * export by its id (nbd-export-id.h), never by its name, and so does
+ * the control socket's `exports` (which accepts a name or an id).
+ * Each export has a contents id, new whenever its pages may have gone
+ * (the server's start, a drop), and given to clients in
  * its description: a client that connects again (cswap-connect
  * --persist) compares it, so that it never takes a restarted server's
- * zeros for the pages it left.
+ * zeros for the pages it left.  It is a digest of the name salted with
+ * a key random at each start and the count of drops so far: a made
+ * export whose area was taken over held no page, so that when its name
+ * is claimed again with no drop between, it gets the same id back.
  *
  * Locking: the table is made by .config and .config_complete on
  * nbdkit's main thread, with room for every area then, so that it never
- * moves.  Afterwards only claims change it, under claim_lock, which
- * fills an entry before count (an atomic) takes it in; so readers take
- * no lock and see only whole entries.  claim_lock also guards each
- * entry's connections, dropping and idle_since_ns.  It is a leaf:
- * nothing is locked under it (the store's area limit is a relaxed
- * atomic; a drop frees the pages after letting it go).
+ * moves, and entry I is area I for good.  Afterwards only claims change
+ * it, under claim_lock, which fills an entry before count (an atomic)
+ * takes it in, and renames an entry only when no client has it open;
+ * so a reader takes no lock for count, an entry's area and counters, or
+ * the name of an export it has open, and takes claim_lock for any other
+ * name (nbd_exports_each).  claim_lock also guards each entry's
+ * connections, dropping and idle_since_ns.  It is a leaf: nothing is
+ * locked under it (the store's area limit and counters are relaxed
+ * atomics; a drop frees the pages after letting it go; what
+ * nbd_exports_each's visitors write to is their caller's own buffer or
+ * stream).
  */
 #ifndef CSWAP_NBD_EXPORTS_H
 #define CSWAP_NBD_EXPORTS_H
@@ -48,18 +65,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nbd-export-id.h"
 #include "store.h"
 
 struct nbd_export {
-  char *name;
-  unsigned area;
+  char *name;                   /* claim_lock for a made export: a claim
+                                   renames it when no client has it open */
+  char id[NBD_EXPORT_ID_BYTES]; /* with name: its id */
+  const char *label;            /* with name: what the log and metrics call
+                                   it, name or (export-list=no) id */
+  unsigned area;                /* its index in the table, for good */
   uint64_t limit_bytes;         /* 0: none but the pool's */
   bool own_limit;               /* given as NAME:LIMIT */
   atomic_bool quota_warned;     /* nbd_export_note_refusal's */
   unsigned connections;         /* claim_lock: clients that have it open */
   bool dropping;                /* claim_lock: its pages are being freed */
   uint64_t idle_since_ns;       /* claim_lock: monotonic, its last close
-                                   (its claim, the server's start) */
+                                   (its claim, its drop, the server's
+                                   start) */
   _Atomic uint64_t contents_id; /* new when its pages start empty */
 };
 
@@ -111,7 +134,9 @@ extern int nbd_exports_finish (struct nbd_exports *exports,
 extern int nbd_exports_apply (struct nbd_exports *exports,
                               struct store *store);
 
-/* A new contents id for EXPORT, whose pages start empty now. */
+/* Sets EXPORT's contents id, whose pages start empty now: the same as
+ * its name had before unless a drop came between (the top of this file).
+ */
 extern void nbd_export_new_contents (struct nbd_export *export);
 /* Whether any export is configured or may be claimed. */
 static inline bool
@@ -120,13 +145,11 @@ nbd_exports_active (const struct nbd_exports *exports)
   return exports->areas > 0;
 }
 
-/* The export called NAME, configured or claimed, or NULL.  No lock. */
-extern struct nbd_export *nbd_exports_find (struct nbd_exports *exports,
-                                            const char *name);
-/* The export a client that names NAME is served: nbd_exports_find's,
- * else a new one claimed from the template, its quota set in STORE;
- * counted open until nbd_exports_close.  NULL with *WHY: not configured,
- * every template area taken, or being dropped.
+/* The export a client that names NAME is served: a configured one,
+ * else the one claimed from the template, claimed now if new, its quota
+ * set in STORE; counted open until nbd_exports_close.  NULL with *WHY:
+ * not configured, not a name a template export may have, every template
+ * area held, or being dropped.
  */
 extern struct nbd_export *nbd_exports_open (struct nbd_exports *exports,
                                             struct store *store,
@@ -135,21 +158,36 @@ extern struct nbd_export *nbd_exports_open (struct nbd_exports *exports,
 /* A client closed EXPORT, which nbd_exports_open gave it. */
 extern void nbd_exports_close (struct nbd_exports *exports,
                                struct nbd_export *export);
-/* How many clients have EXPORT open. */
-extern unsigned nbd_exports_clients (struct nbd_exports *exports,
-                                     const struct nbd_export *export);
-/* Nanoseconds since a client last had EXPORT open, at NOW_NS; 0 while
- * one has it open.
+/* Calls VISIT (ARG, E) for each export E in the table's order, with
+ * claim_lock held: VISIT may read every field of E and must take no
+ * lock.  Stops at VISIT's first non-zero return, and returns it.
  */
-extern uint64_t nbd_exports_idle_ns (struct nbd_exports *exports,
-                                     const struct nbd_export *export,
-                                     uint64_t now_ns);
-/* Frees every page EXPORT holds in STORE, so that it reads as zeros;
- * opens wait out nothing: they are refused meanwhile.  0, or -EBUSY
- * with *WHY when a client has it open, or the store's -errno.
+extern int nbd_exports_each (struct nbd_exports *exports,
+                             int (*visit) (void *arg,
+                                           const struct nbd_export *e),
+                             void *arg);
+/* Whether the admin's NAME names E: E's name, or with export-list=no
+ * its id.  With claim_lock held (as in nbd_exports_each's VISIT).
+ */
+extern bool nbd_export_is_named (const struct nbd_exports *exports,
+                                 const struct nbd_export *e,
+                                 const char *name);
+/* Frees every page of the export NAME (nbd_export_is_named) in STORE,
+ * so that it reads as zeros; opens meanwhile are refused, not waited
+ * for.  Says so on stderr.  0, or with *WHY: -ENOENT, no such export;
+ * -EBUSY, a client has it open or it is being dropped; the store's
+ * -errno.
  */
 extern int nbd_exports_drop (struct nbd_exports *exports, struct store *store,
-                             struct nbd_export *export, const char **why);
+                             const char *name, const char **why);
+/* Drops the export in area AREA if it holds pages and no client has had
+ * it open for IDLE_NS or more, both checked with claim_lock held as the
+ * drop starts.  Says so on stderr.  1 dropped, 0 kept, or the store's
+ * -errno.
+ */
+extern int nbd_exports_drop_if_idle (struct nbd_exports *exports,
+                                     struct store *store, unsigned area,
+                                     uint64_t idle_ns);
 extern void nbd_exports_free (struct nbd_exports *exports);
 
 /* A write to EXPORT returned RESULT: -EDQUOT, its quota refused it,

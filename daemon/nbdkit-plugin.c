@@ -136,7 +136,8 @@ cswap_config_complete (void)
 /* Without exports, every name is the one device (area 0 at offset 0),
  * or a window of it (nbd-window.h).
  */
-static struct nbd_export whole_device = { .name = "", .area = 0 };
+static struct nbd_export whole_device = { .name = "", .label = "",
+                                          .area = 0 };
 
 /* A client's handle: the export it named, and the part of the store it
  * is served.
@@ -194,21 +195,23 @@ cswap_dump_plugin (void)
   printf ("cswap_page_size=%zu\n", CSWAP_PAGE_SIZE);
 }
 
+/* Lists E (nbd_exports_each, which keeps its name still meanwhile). */
+static int
+list_export (void *list, const struct nbd_export *e)
+{
+  return nbdkit_add_export (list, e->name, NULL);
+}
+
 static int
 cswap_list_exports (int readonly, int is_tls, struct nbdkit_exports *list)
 {
-  unsigned count = exports.count;
-
   (void) readonly;
   (void) is_tls;
   if (!nbd_exports_active (&exports))
     return nbdkit_use_default_export (list);
   if (exports.unlisted)
     return 0;
-  for (unsigned i = 0; i < count; i++)
-    if (nbdkit_add_export (list, exports.list[i].name, NULL) == -1)
-      return -1;
-  return 0;
+  return nbd_exports_each (&exports, list_export, list);
 }
 
 static const char *

@@ -8,9 +8,11 @@ class ExportClients:
         self.sock = sock
 
     def connect(self, name):
-        """A connected handle to export NAME (raises nbd.Error if refused)."""
+        """A connected handle to export NAME (raises nbd.Error if refused);
+        it has the export's description, with its contents id."""
         h = nbd.NBD()
         h.set_export_name(name)
+        h.set_full_info(True)
         h.connect_unix(self.sock)
         return h
 
@@ -21,3 +23,11 @@ class ExportClients:
             return False
         except nbd.Error:
             return True
+
+
+def contents_id(h):
+    """The export's contents id, from its description (contents-id.h)."""
+    description = h.get_export_description()
+    label = "contents id "
+    assert label in description, description
+    return description.split(label)[1]

@@ -12,26 +12,12 @@ import time
 
 import nbd
 import tap_lines
+from export_clients import ExportClients, contents_id
 from tap_lines import ok
 
 sock, ctl_sock, cswapctl = sys.argv[1:4]
+connect = ExportClients(sock).connect
 PAGES = 64
-
-
-def connect(name):
-    h = nbd.NBD()
-    h.set_export_name(name)
-    h.set_full_info(True)       # the description, with the contents id
-    h.connect_unix(sock)
-    return h
-
-
-def contents_id(h):
-    """The export's contents id, from its description (contents-id.h)."""
-    description = h.get_export_description()
-    label = "contents id "
-    assert label in description, description
-    return description.split(label)[1]
 
 
 def ctl(*args):

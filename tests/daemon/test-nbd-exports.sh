@@ -3,11 +3,13 @@
 # listed, refused when not configured, one device each with its own
 # writer, a quota that refuses with ENOSPC and leaves the others alone,
 # pages intact across reconnection; cswapctl's view; exports made from
-# a template, four clients racing for one name; the same over
+# a template, four clients racing for one name; junk names that do not
+# use the template's areas up, and names it refuses; the same over
 # TLS-PSK, refusing a client without TLS, with an unknown user or the
 # wrong key; a client's requests failing, not hanging, once the server
 # is killed; an export dropped by command (never while open) and by
-# export-idle-drop=; export-list=no listing none and serving no default;
+# export-idle-drop=; export-list=no listing none and serving no default,
+# and keeping the names out of the log, the metrics and cswapctl;
 # and the bad forms of the keys refused with a clear message.
 set -uo pipefail
 source "$(dirname "$0")/../lib/plugin-env.sh"
@@ -134,6 +136,22 @@ run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha \
   'export-template=client-*' export-template-count=3 export-limit=128K ctl=none \
   --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-template.py \"\$unixsocket\""
 
+# What a claim from the template costs: junk names do not use the areas
+# up, a dropped empty export's area is taken again, bad names refused.
+run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M 'export-template=t-*' \
+  export-template-count=2 export-idle-drop=1 ctl="$work/claims.sock" \
+  --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-claims.py \
+         \"\$unixsocket\" $work/claims.sock $CSWAP_BUILD_ROOT/control/cswapctl"
+cp "$work/log" "$work/claims.log"
+n=$((n + 1))
+if grep -q "may hold no space or control character" "$work/claims.log"; then
+  echo "ok $n - the log says why a name with a space or a control character is refused"
+else
+  echo "not ok $n - the log says why a name with a space or a control character is refused"
+  sed 's/^/# /' "$work/claims.log"
+  status=1
+fi
+
 # Dropping an export: by command, never while open, and once idle.
 run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M export=alpha export=beta \
   'export=q"uo\te' export-idle-drop=2 ctl="$work/drop.sock" \
@@ -145,6 +163,32 @@ secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M "export=$secret" "export=other-$secret" \
   'export-template=t-*' export-list=no ctl=none \
   --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-unlisted.py \"\$unixsocket\" $secret"
+
+# export-list=no: no name in the log, the metrics or cswapctl exports,
+# which shows ids; the admin still names an export, or its id, to drop it.
+names=()
+for _ in 1 2 3 4; do names+=("$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"); done
+mkdir "$work/secrets"
+run_client nbdkit -U - "$CSWAP_PLUGIN" size=4M "export=${names[0]}:128K" \
+  "export=${names[1]}" 'export-template=t-*' export-limit=128K export-idle-drop=1 \
+  export-list=no ctl="$work/secrets.sock" \
+  --run "/usr/bin/python3 $CSWAP_SOURCE_ROOT/tests/daemon/nbd-export-secrets.py \
+         \"\$unixsocket\" $work/secrets.sock $CSWAP_BUILD_ROOT/control/cswapctl \
+         $work/secrets ${names[0]} ${names[1]} t-${names[2]} t-${names[3]}"
+cp "$work/log" "$work/secrets/log"
+for what in log metrics exports exports.json; do
+  n=$((n + 1))
+  leaked=$(grep -c -F -e "${names[0]}" -e "${names[1]}" -e "${names[2]}" \
+             -e "${names[3]}" -e "${names[0]%?}" "$work/secrets/$what")
+  lines=$(grep -c '#[0-9a-f]\{16\}' "$work/secrets/$what")
+  if [[ $leaked == 0 && $lines -gt 0 ]]; then
+    echo "ok $n - export-list=no: $what names no export, $lines lines give ids"
+  else
+    echo "not ok $n - export-list=no: $what names no export ($leaked lines do), $lines lines give ids"
+    sed 's/^/# /' "$work/secrets/$what" | head -40
+    status=1
+  fi
+done
 
 # The server dies under a connected client: errors, not a hang.
 run_client /usr/bin/python3 "$CSWAP_SOURCE_ROOT/tests/daemon/nbd-server-death.py" \
