@@ -184,18 +184,16 @@ struct room_wanted {
   uint32_t area_bytes;
 };
 
-/* SLOT's chunk held for a write of P to it, made if there is none: 0,
- * or -EDQUOT (the area has no room for the chunk and the page), -EAGAIN
- * (the pool has none for the chunk, and a backing file can make it),
- * -ENOSPC (and none can), -ENOMEM.  *WANT is the room the chunk and page
- * take.  Called with the slot's lock held.
+/* SLOT's chunk held for a write of a page of LENGTH pool bytes to it,
+ * made if there is none: 0, or -EDQUOT (the area has no room for the
+ * chunk and the page), -EAGAIN (the pool has none for the chunk, and a
+ * backing file can make it), -ENOSPC (and none can), -ENOMEM.  *WANT is
+ * the room the chunk and page take.  Called with the slot's lock held.
  */
 static int
-claim_slot (struct store *store, uint64_t slot, const struct prepared_page *p,
+claim_slot (struct store *store, uint64_t slot, uint32_t length,
             struct room_wanted *want)
 {
-  uint32_t length = p->type == SLOT_STORED ? p->length : 0;
-
   if (slot_claim (&store->slots, slot))
     return 0;
   *want = (struct room_wanted) { .pool_bytes = length + SLOT_CHUNK_BYTES,
@@ -219,15 +217,15 @@ static int
 install_page (struct store *store, uint64_t slot, const struct prepared_page *p,
               struct room_wanted *want)
 {
+  uint32_t length = p->type == SLOT_STORED ? p->length : 0;
   struct slot_page page;
-  int r = claim_slot (store, slot, p, want);
+  int r = claim_slot (store, slot, length, want);
 
   if (r)
     return r;
-  *want = (struct room_wanted) { .pool_bytes = p->length,
-                                 .area_bytes = p->length };
+  *want = (struct room_wanted) { .pool_bytes = length, .area_bytes = length };
   if (p->type == SLOT_STORED
-      && !store_area_has_room (store, slot, p->length))
+      && !store_area_has_room (store, slot, length))
     r = -EDQUOT;
   else if ((r = store_object (store, slot, p, &page)) == 0)
     slot_publish (&store->slots, slot, &page, p->deferred);
