@@ -22,7 +22,18 @@
  *
  * When the pool is at its limit and there is a backing file, a write does
  * not go to disk ahead of colder pages: it drops its slot lock, waits for
- * a batch of cold pages to go to disk (writeback.c), and retries.
+ * a batch of cold pages to go to disk (writeback.c), and retries; at its
+ * area's limit, it writes back the area's own pages (store-areas.c).
+ * Whole-page and partial writes share that loop (write_with_room).
+ *
+ * A write to a page whose 2 MiB has no slot chunk yet makes one
+ * (slot-table.h), and the chunk's 4.5 KiB count against the pool limit
+ * and the area's limit as a page's bytes do: refused as a page would be
+ * when there is no room, before anything is allocated.  Reads, trims and
+ * zeroes of pages never written make none, and a chunk whose last page
+ * is trimmed retires; a zero of a chunk or more frees what it retired
+ * before it returns (an export dropped gives its chunks back), smaller
+ * requests leave them for a batch (slot_state_reclaim).
  *
  * What a slot holds changes only through slot-state.h; the deferred
  * compressor reaches this file through store_deferred_ops, the
@@ -126,7 +137,7 @@ prepare_deferred (struct store *store, uint64_t slot, const void *page,
 static void
 note_pool_peak (struct store *store)
 {
-  uint64_t used = pool_limit_used_bytes (&store->limit);
+  uint64_t used = pool_limit_pool_bytes (&store->limit);
   uint64_t peak = counter_get (&store->count.pool_peak_bytes);
 
   while (used > peak
@@ -165,26 +176,61 @@ store_object (struct store *store, uint64_t slot, const struct prepared_page *p,
   return 0;
 }
 
-/* Replaces what SLOT holds with P.  Called with the slot's lock held.  On
- * failure the slot keeps what it had.  -EAGAIN: the pool is full but a
- * backing file can make room; the caller drops the lock, calls
- * make_room() and tries again.
+/* The room a refused write asks for before it tries again: pool bytes
+ * below the pool limit (-EAGAIN), bytes below its area's (-EDQUOT).
+ */
+struct room_wanted {
+  uint32_t pool_bytes;
+  uint32_t area_bytes;
+};
+
+/* SLOT's chunk held for a write of a page of LENGTH pool bytes to it,
+ * made if there is none: 0, or -EDQUOT (the area has no room for the
+ * chunk and the page), -EAGAIN (the pool has none for the chunk, and a
+ * backing file can make it), -ENOSPC (and none can), -ENOMEM.  *WANT is
+ * the room the chunk and page take.  Called with the slot's lock held.
  */
 static int
-install_page (struct store *store, uint64_t slot, const struct prepared_page *p)
+claim_slot (struct store *store, uint64_t slot, uint32_t length,
+            struct room_wanted *want)
 {
-  struct slot_page page;
-
-  if (!slot_ensure (&store->slots, slot))
-    return -ENOSPC;
-  if (p->type == SLOT_STORED
-      && !store_area_has_room (store, slot, p->length))
+  if (slot_claim (&store->slots, slot))
+    return 0;
+  *want = (struct room_wanted) { .pool_bytes = length + SLOT_CHUNK_BYTES,
+                                 .area_bytes = length + SLOT_CHUNK_BYTES };
+  if (!store_area_has_room (store, slot, want->area_bytes))
     return -EDQUOT;
-  int r = store_object (store, slot, p, &page);
+  if (!pool_limit_has_room_bytes (&store->limit, SLOT_CHUNK_BYTES)) {
+    counter_add (&store->count.pool_limit_hits, 1);
+    return store->writeback ? -EAGAIN : -ENOSPC;
+  }
+  return slot_claim_new (&store->slots, slot);
+}
+
+/* Replaces what SLOT holds with P.  Called with the slot's lock held.  On
+ * failure the slot keeps what it had.  -EAGAIN: the pool is full but a
+ * backing file can make room; -EDQUOT: the area is at its limit; the
+ * caller drops the lock, asks for *WANT (write_with_room) and tries
+ * again.
+ */
+static int
+install_page (struct store *store, uint64_t slot, const struct prepared_page *p,
+              struct room_wanted *want)
+{
+  uint32_t length = p->type == SLOT_STORED ? p->length : 0;
+  struct slot_page page;
+  int r = claim_slot (store, slot, length, want);
+
   if (r)
     return r;
-  slot_publish (&store->slots, slot, &page, p->deferred);
-  return 0;
+  *want = (struct room_wanted) { .pool_bytes = length, .area_bytes = length };
+  if (p->type == SLOT_STORED
+      && !store_area_has_room (store, slot, length))
+    r = -EDQUOT;
+  else if ((r = store_object (store, slot, p, &page)) == 0)
+    slot_publish (&store->slots, slot, &page, p->deferred);
+  slot_unclaim (&store->slots, slot);
+  return r;
 }
 
 static int
@@ -235,13 +281,16 @@ const struct deferred_ops store_deferred_ops = {
   .compress = compress_deferred,
 };
 
-/* After install_page's -EAGAIN for an object of LENGTH bytes: 0 to try
- * again, or -ENOSPC.
+/* After install_page's -EAGAIN for WANT: 0 to try again, or -ENOSPC.  A
+ * chunk's bytes are asked for as whole pages, an object's as the new
+ * zspage it may need.
  */
 static int
-make_room (struct store *store, uint32_t length)
+make_room (struct store *store, const struct room_wanted *want)
 {
-  unsigned pages = zs_new_zspage_pages (store->slots.pool, length);
+  unsigned pages = want->pool_bytes > CSWAP_PAGE_SIZE
+    ? (want->pool_bytes + CSWAP_PAGE_SIZE - 1) / CSWAP_PAGE_SIZE
+    : zs_new_zspage_pages (store->slots.pool, want->pool_bytes);
 
   return writeback_make_room (store->writeback, pages) ? -ENOSPC : 0;
 }
@@ -319,16 +368,6 @@ load_contents (struct store *store, uint64_t slot,
   abort ();                     /* a slot type the store never writes */
 }
 
-/* Reads SLOT into PAGE.  Called with the slot's lock held. */
-static int
-load_page (struct store *store, uint64_t slot, void *page)
-{
-  struct slot_contents c;
-
-  slot_get (&store->slots, slot, &c);
-  return load_contents (store, slot, &c, page);
-}
-
 /* load_contents of a slot not tiered, and its note for read writeback. */
 static int
 load_noted (struct store *store, uint64_t slot, const struct slot_contents *c,
@@ -343,8 +382,8 @@ load_noted (struct store *store, uint64_t slot, const struct slot_contents *c,
   return r;
 }
 
-/* As load_page, but a tiered page is read from disk with the slot lock
- * dropped, and used only if the slot still points where it was read, in
+/* Reads SLOT into PAGE, as load_contents, but a tiered page is read from
+ * disk with the slot lock dropped, and used only if the slot still points where it was read, in
  * the same generation of that place.
  */
 static int
@@ -384,15 +423,58 @@ read_page (struct store *store, uint64_t slot, void *page)
   return r;
 }
 
+/* One try of a write to SLOT: takes and drops the slot's lock, and
+ * returns install_page's result and the room it wants.
+ */
+typedef int write_try (struct store *store, uint64_t slot, void *arg,
+                       struct room_wanted *want);
+
+/* Runs TRY until it is done or refused for good: at the pool's limit it
+ * waits for writeback to make room, at its area's limit it writes back
+ * the area's own pages.  Writers in one area may take the room one made
+ * before it retries: a few rounds of that, not forever.  The result,
+ * with a refusal counted.
+ */
+static int
+write_with_room (struct store *store, uint64_t slot, write_try *try,
+                 void *arg)
+{
+  struct room_wanted want = { 0 };
+  int r;
+
+  for (unsigned area_tries = 0;;) {
+    r = try (store, slot, arg, &want);
+    /* A try may make a chunk and retire it, refused: not many. */
+    slot_state_reclaim (&store->slots, false);
+    if (r == -EAGAIN && (r = make_room (store, &want)) == 0)
+      continue;
+    if (r != -EDQUOT || ++area_tries > AREA_ROOM_TRIES
+        || (r = store_area_make_room (store, slot, want.area_bytes)) != 0)
+      break;
+  }
+  return count_refusal (store, slot, r);
+}
+
+/* write_try of a prepared page (ARG). */
+static int
+try_install (struct store *store, uint64_t slot, void *arg,
+             struct room_wanted *want)
+{
+  slot_lock (&store->slots, slot);
+  int r = install_page (store, slot, arg, want);
+  slot_unlock (&store->slots, slot);
+  return r;
+}
+
 static int
 write_page (struct store *store, uint64_t slot, const void *page)
 {
   struct prepared_page p;
-  int r;
+  struct room_wanted want;
 
   if (prepare_deferred (store, slot, page, &p)) {
     slot_lock (&store->slots, slot);
-    r = install_page (store, slot, &p);
+    int r = install_page (store, slot, &p, &want);
     slot_unlock (&store->slots, slot);
     deferred_push (store->deferred, r == 0 ? slot : DEFERRED_SLOT_NONE);
     if (r == 0 || r == -ENOMEM)
@@ -400,21 +482,7 @@ write_page (struct store *store, uint64_t slot, const void *page)
     /* No room for the queued copy: a smaller one may still fit. */
   }
   prepare_page (store, page, &p);
-  for (unsigned area_tries = 0;;) {
-    slot_lock (&store->slots, slot);
-    r = install_page (store, slot, &p);
-    slot_unlock (&store->slots, slot);
-    if (r == -EAGAIN && (r = make_room (store, p.length)) == 0)
-      continue;
-    /* At its area's limit: the area's own pages go to disk.  Writers in
-     * one area may take the room one made before it retries: a few
-     * rounds, not forever.
-     */
-    if (r != -EDQUOT || ++area_tries > AREA_ROOM_TRIES
-        || (r = store_area_make_room (store, slot, p.length)) != 0)
-      break;
-  }
-  return count_refusal (store, slot, r);
+  return write_with_room (store, slot, try_install, &p);
 }
 
 static int
@@ -428,31 +496,51 @@ zero_page (struct store *store, uint64_t slot)
   return 0;
 }
 
-/* Part of one page: read-modify-write under the slot's lock.  SRC NULL
- * means zeroes.
+/* Part of one page to write: SRC NULL means zeroes. */
+struct page_part {
+  const void *src;
+  uint32_t count, offset;
+};
+
+/* write_try of a part of a page (ARG): read-modify-write under the
+ * slot's lock, so that two partial writes to one page cannot lose each
+ * other's bytes.  Zeroes in a page that holds none need nothing.
  */
+static int
+try_modify (struct store *store, uint64_t slot, void *arg,
+            struct room_wanted *want)
+{
+  const struct page_part *part = arg;
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct prepared_page p;
+  struct slot_contents c;
+  int r;
+
+  slot_lock (&store->slots, slot);
+  slot_get (&store->slots, slot, &c);
+  if (part->src == NULL && c.type == SLOT_ABSENT)
+    r = 0;
+  else if ((r = load_contents (store, slot, &c, page)) == 0) {
+    if (part->src)
+      memcpy (page + part->offset, part->src, part->count);
+    else
+      memset (page + part->offset, 0, part->count);
+    prepare_page (store, page, &p);
+    r = install_page (store, slot, &p, want);
+  }
+  slot_unlock (&store->slots, slot);
+  return r;
+}
+
 static int
 modify_page (struct store *store, uint64_t slot, const void *src,
              uint32_t count, uint32_t offset)
 {
-  unsigned char page[CSWAP_PAGE_SIZE];
-  struct prepared_page p;
-  int r;
+  struct page_part part = { .src = src, .count = count, .offset = offset };
 
-  do {
-    slot_lock (&store->slots, slot);
-    r = load_page (store, slot, page);
-    if (r == 0) {
-      if (src)
-        memcpy (page + offset, src, count);
-      else
-        memset (page + offset, 0, count);
-      prepare_page (store, page, &p);
-      r = install_page (store, slot, &p);
-    }
-    slot_unlock (&store->slots, slot);
-  } while (r == -EAGAIN && (r = make_room (store, p.length)) == 0);
-  return count_refusal (store, slot, r);
+  if (src == NULL && !slot_exists (&store->slots, slot))
+    return 0;                   /* never written: already zero */
+  return write_with_room (store, slot, try_modify, &part);
 }
 
 static bool
@@ -527,6 +615,20 @@ for_each_page (struct store *store, enum store_op op, unsigned char *buf,
   return 0;
 }
 
+/* for_each_page, and then the chunks it retired freed: at once after
+ * zeroes of a chunk or more (a drop), else when a batch has gathered.
+ */
+static int
+for_each_page_reclaim (struct store *store, enum store_op op,
+                       unsigned char *buf, uint64_t count, uint64_t offset)
+{
+  int r = for_each_page (store, op, buf, count, offset);
+
+  slot_state_reclaim (&store->slots, op == OP_ZERO
+                      && count >= SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE);
+  return r;
+}
+
 int
 store_read (struct store *store, void *buf, uint64_t count, uint64_t offset)
 {
@@ -538,13 +640,14 @@ store_write (struct store *store, const void *buf, uint64_t count,
              uint64_t offset)
 {
   /* The cast is safe: OP_WRITE only reads from BUF. */
-  return for_each_page (store, OP_WRITE, (unsigned char *) buf, count, offset);
+  return for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
+                                count, offset);
 }
 
 int
 store_zero (struct store *store, uint64_t count, uint64_t offset)
 {
-  return for_each_page (store, OP_ZERO, NULL, count, offset);
+  return for_each_page_reclaim (store, OP_ZERO, NULL, count, offset);
 }
 
 /* Whether SLOT reads as zeros without holding memory. */

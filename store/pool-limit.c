@@ -11,6 +11,16 @@
  * allocator counts whole pages, and 0 of them would be no limit to it
  * while every answer here said "full".
  *
+ * The limit counts the slot table's chunks too (pool_limit_charge): they
+ * are made as the device is written, 4.5 KiB per 2 MiB, and a pool limit
+ * that left them out bounded nothing when every page written was alone
+ * in its 2 MiB (issue #53).  The allocator, whose limit is the hard one,
+ * gets what the charge leaves: (limit - charged) / 4096 pages, and one
+ * page at least (its 0 is no limit).  A chunk is charged when made and
+ * the allocator's limit lowered after: a zspage made by a writer that
+ * read the old limit just before can take the two together past the
+ * limit by that zspage.
+ *
  * Threads: relaxed atomics, no lock; each answer is a snapshot.
  */
 #include <errno.h>
@@ -30,6 +40,39 @@ pool_limit_valid (uint64_t bytes)
   return bytes == 0 || bytes >= STORE_MIN_POOL_LIMIT_BYTES;
 }
 
+/* The allocator's page limit for a limit of BYTES with CHARGED bytes
+ * charged.
+ */
+static uint64_t
+allocator_pages (uint64_t bytes, uint64_t charged)
+{
+  if (bytes == 0)
+    return 0;
+  if (charged + CSWAP_PAGE_SIZE > bytes)
+    return 1;
+  return (bytes - charged) / CSWAP_PAGE_SIZE;
+}
+
+/* Gives the allocator the page limit of the limit and charge now.  Both
+ * may change meanwhile in other threads: each caller checks that what it
+ * set from is still what they are, so the last one to finish leaves the
+ * right limit.
+ */
+static void
+sync_allocator (struct pool_limit *limit)
+{
+  uint64_t bytes, charged;
+
+  do {
+    bytes = pool_limit_bytes (limit);
+    charged = atomic_load_explicit (&limit->charged_bytes,
+                                    memory_order_relaxed);
+    zs_pool_set_page_limit (limit->pool, allocator_pages (bytes, charged));
+  } while (bytes != pool_limit_bytes (limit)
+           || charged != atomic_load_explicit (&limit->charged_bytes,
+                                               memory_order_relaxed));
+}
+
 void
 pool_limit_init (struct pool_limit *limit, struct zs_pool *pool,
                  uint64_t bytes)
@@ -37,6 +80,7 @@ pool_limit_init (struct pool_limit *limit, struct zs_pool *pool,
   limit->pool = pool;
   atomic_init (&limit->accept_percent, DEFAULT_ACCEPT_PERCENT);
   atomic_init (&limit->limit_bytes, 0);
+  atomic_init (&limit->charged_bytes, 0);
   pool_limit_set (limit, bytes);
 }
 
@@ -46,8 +90,16 @@ pool_limit_set (struct pool_limit *limit, uint64_t bytes)
   if (!pool_limit_valid (bytes))
     return -EINVAL;
   atomic_store_explicit (&limit->limit_bytes, bytes, memory_order_relaxed);
-  zs_pool_set_page_limit (limit->pool, bytes / CSWAP_PAGE_SIZE);
+  sync_allocator (limit);
   return 0;
+}
+
+void
+pool_limit_charge (struct pool_limit *limit, int64_t bytes)
+{
+  atomic_fetch_add_explicit (&limit->charged_bytes, (uint64_t) bytes,
+                             memory_order_relaxed);
+  sync_allocator (limit);
 }
 
 uint64_t
@@ -57,9 +109,16 @@ pool_limit_bytes (struct pool_limit *limit)
 }
 
 uint64_t
-pool_limit_used_bytes (struct pool_limit *limit)
+pool_limit_pool_bytes (struct pool_limit *limit)
 {
   return zs_pool_pages_used (limit->pool) * CSWAP_PAGE_SIZE;
+}
+
+uint64_t
+pool_limit_used_bytes (struct pool_limit *limit)
+{
+  return pool_limit_pool_bytes (limit)
+    + atomic_load_explicit (&limit->charged_bytes, memory_order_relaxed);
 }
 
 static uint64_t
@@ -70,13 +129,19 @@ threshold_bytes (struct pool_limit *limit)
 }
 
 bool
+pool_limit_has_room_bytes (struct pool_limit *limit, uint64_t bytes)
+{
+  uint64_t limit_bytes = pool_limit_bytes (limit);
+
+  return limit_bytes == 0
+    || pool_limit_used_bytes (limit) + bytes <= limit_bytes;
+}
+
+bool
 pool_limit_has_room (struct pool_limit *limit, unsigned pages)
 {
-  uint64_t bytes = pool_limit_bytes (limit);
-
-  return bytes == 0
-    || pool_limit_used_bytes (limit) + (uint64_t) pages * CSWAP_PAGE_SIZE
-       <= bytes;
+  return pool_limit_has_room_bytes (limit,
+                                    (uint64_t) pages * CSWAP_PAGE_SIZE);
 }
 
 bool

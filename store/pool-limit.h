@@ -11,6 +11,8 @@
 struct pool_limit {
   struct zs_pool *pool;                 /* set at creation */
   atomic_uint_fast64_t limit_bytes;     /* relaxed atomic; 0: none */
+  atomic_uint_fast64_t charged_bytes;   /* relaxed atomic: memory besides
+                                           the pool's pages it counts */
   _Atomic unsigned accept_percent;      /* relaxed atomic; 1..100 */
 };
 
@@ -22,7 +24,18 @@ extern void pool_limit_init (struct pool_limit *limit, struct zs_pool *pool,
 /* 0, or -EINVAL (and nothing changed) for an invalid limit. */
 extern int pool_limit_set (struct pool_limit *limit, uint64_t bytes);
 extern uint64_t pool_limit_bytes (struct pool_limit *limit);
+/* What the limit counts: the pool's pages, and what was charged. */
 extern uint64_t pool_limit_used_bytes (struct pool_limit *limit);
+/* The pool's pages alone, in bytes. */
+extern uint64_t pool_limit_pool_bytes (struct pool_limit *limit);
+/* Memory besides the pool's pages that the limit counts from now on
+ * (BYTES < 0: no longer): the slot table's chunks.  No check: see
+ * pool_limit_has_room_bytes first.
+ */
+extern void pool_limit_charge (struct pool_limit *limit, int64_t bytes);
+/* Whether BYTES more fit below the limit. */
+extern bool pool_limit_has_room_bytes (struct pool_limit *limit,
+                                       uint64_t bytes);
 /* Whether PAGES more pool pages fit below the limit. */
 extern bool pool_limit_has_room (struct pool_limit *limit, unsigned pages);
 /* Not one page more fits: the writer starts. */

@@ -30,6 +30,7 @@
  * slot-state.h.  Every change of type goes through set_slot(), which
  * uncounts what the slot held and counts what it holds.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,10 +235,66 @@ slot_state_destroy (struct slot_state *ss)
   slot_table_destroy (&ss->table);
 }
 
-bool
-slot_ensure (struct slot_state *ss, uint64_t slot)
+/* The chunk's bytes, counted (SIGN +1) or uncounted (-1): the store's,
+ * area TAG's, and the pool limit's charge.
+ */
+static void
+count_chunk (struct slot_state *ss, uint32_t tag, int sign)
 {
-  return slot_chunk_make (&ss->table, slot) != NULL;
+  int64_t bytes = sign * (int64_t) SLOT_CHUNK_BYTES;
+
+  counter_add (&ss->count->slot_chunk_bytes, bytes);
+  if (ss->area_count)
+    counter_add (&ss->area_count[tag].slot_chunk_bytes, bytes);
+  pool_limit_charge (ss->limit, bytes);
+}
+
+bool
+slot_claim (struct slot_state *ss, uint64_t slot)
+{
+  struct slot_ref r = slot_ref (ss, slot);
+
+  return flags_type (ref_flags (r)) != SLOT_ABSENT
+    || slot_chunk_hold (&ss->table, slot);
+}
+
+int
+slot_claim_new (struct slot_state *ss, uint64_t slot)
+{
+  lock_assert_held (slot_table_stripe (&ss->table, slot));
+  uint32_t tag = ss->area_count ? slot / ss->area_slots : 0;
+  int made = slot_chunk_make (&ss->table, slot, tag);
+
+  if (made < 0)
+    return -ENOMEM;
+  if (made)
+    count_chunk (ss, tag, +1);
+  return 0;
+}
+
+/* SLOT, holding no page, gives up its hold of its chunk. */
+static void
+put_chunk (struct slot_state *ss, uint64_t slot)
+{
+  struct slot_chunk *retired = slot_chunk_put (&ss->table, slot);
+
+  if (retired)
+    count_chunk (ss, retired->tag, -1);
+}
+
+void
+slot_unclaim (struct slot_state *ss, uint64_t slot)
+{
+  struct slot_ref r = slot_ref (ss, slot);
+
+  if (flags_type (ref_flags (r)) == SLOT_ABSENT)
+    put_chunk (ss, slot);
+}
+
+void
+slot_state_reclaim (struct slot_state *ss, bool all)
+{
+  slot_table_reclaim (&ss->table, all);
 }
 
 /* -------------------------------------------------------- the owner -- */
@@ -379,10 +436,11 @@ slot_release (struct slot_state *ss, uint64_t slot)
 {
   struct slot_ref r = slot_ref (ss, slot);
 
-  if (r.chunk == NULL)
+  if (flags_type (ref_flags (r)) == SLOT_ABSENT)
     return;
   free_contents (ss, r);
   set_slot (ss, r, 0, SLOT_ABSENT);
+  put_chunk (ss, slot);
 }
 
 bool
@@ -493,8 +551,13 @@ slot_to_tier (struct slot_state *ss, uint64_t slot, bool written,
               uint64_t offset, uint32_t length)
 {
   struct slot_ref r = slot_ref (ss, slot);
-  uint8_t flags = r.chunk->flags[r.i];
+  uint8_t flags = ref_flags (r);
 
+  /* Trimmed meanwhile, its chunk may be gone with it. */
+  if (flags_type (flags) == SLOT_ABSENT) {
+    tier_free (ss->tier, offset, length);
+    return false;
+  }
   if (written && (flags & SLOT_WRITEBACK)
       && flags_type (flags) == SLOT_STORED) {
     free_contents (ss, r);
@@ -512,7 +575,7 @@ void
 slot_age (struct slot_state *ss, uint64_t slot)
 {
   struct slot_ref r = slot_ref (ss, slot);
-  uint8_t flags = r.chunk->flags[r.i];
+  uint8_t flags = ref_flags (r);
 
   if (flags_type (flags) == SLOT_STORED && flags_age (flags) < SLOT_AGE_MAX)
     r.chunk->flags[r.i] = flags_with_age (flags, flags_age (flags) + 1);

@@ -6,6 +6,7 @@
  * deferred (stored raw, to be compressed).  Every change goes through
  * here, each a verb with its inverse:
  *
+ *   slot_claim(_new) / slot_unclaim      a chunk held for a write
  *   slot_publish / slot_release          a page written / trimmed
  *   slot_take_deferred,
  *     slot_publish_compressed            the compressor's turn (deferred.c)
@@ -17,15 +18,18 @@
  *   slot_take_cold                       the recompressor's sweep
  *
  * and each keeps the store's page counters (store_counters: same-filled,
- * huge, compressed, tiered pages, compressed bytes) in step, and those of
- * the slot's area when the store has several, so that no caller counts
- * by hand.
+ * huge, compressed, tiered pages, compressed bytes, and the slot table's
+ * chunks) in step, and those of the slot's area when the store has
+ * several, so that no caller counts by hand.  A chunk made is charged to
+ * the pool limit and to the area of the slot it was made for, until it
+ * retires (slot-table.h): whether there is room for it is the caller's
+ * question, asked before slot_claim_new.
  *
  * The owner lock is the slot's stripe (slot-table.h): the data path's,
  * compaction's (slot_zs_owner_ops) and the tier cleaner's (through
  * writeback-clean.c).  Every function below but slot_lock, slot_unlock,
- * slot_exists and slot_ensure is called with the slot's lock held, which
- * debug builds assert; the lock order is lock-order.h's.
+ * slot_exists and slot_state_reclaim is called with the slot's lock held,
+ * which debug builds assert; the lock order is lock-order.h's.
  */
 #ifndef CSWAP_SLOT_STATE_H
 #define CSWAP_SLOT_STATE_H
@@ -35,6 +39,7 @@
 
 #include "compress.h"
 #include "lock-order.h"
+#include "pool-limit.h"
 #include "slot-table.h"
 #include "store-counters.h"
 #include "tier.h"
@@ -54,6 +59,7 @@ struct slot_state {
   struct slot_table table;      /* each slot under its stripe lock */
   struct zs_pool *pool;         /* set at creation */
   struct tier *tier;            /* set at creation; NULL: no backing file */
+  struct pool_limit *limit;     /* set at creation: charged for chunks */
   struct store_counters *count; /* the store's; relaxed atomics */
   /* Areas (store.h): slot I counts into area_count[I / area_slots] as
    * well.  NULL: the store has one area, its own count.  Set at
@@ -103,8 +109,26 @@ slot_exists (struct slot_state *ss, uint64_t slot)
   return slot_chunk (&ss->table, slot) != NULL;
 }
 
-/* Makes SLOT's chunk if needed: false when out of memory.  No lock. */
-extern bool slot_ensure (struct slot_state *ss, uint64_t slot);
+/* Before a write to SLOT: true when its chunk is there for it (the slot
+ * holds a page, or the chunk is held for it until slot_publish or
+ * slot_unclaim); false, and nothing held, when a chunk must be made
+ * first (slot_claim_new).
+ */
+extern bool slot_claim (struct slot_state *ss, uint64_t slot);
+/* Makes SLOT's chunk, held for it, charged to SLOT's area and the pool
+ * limit (SLOT_CHUNK_BYTES; one made meanwhile by another slot's writer is
+ * held instead).  0, or -ENOMEM with nothing held.
+ */
+extern int slot_claim_new (struct slot_state *ss, uint64_t slot);
+/* After a write to SLOT that slot_claim or slot_claim_new held its chunk
+ * for: if the slot holds no page (the write was refused), the hold goes,
+ * and a chunk left holding nothing retires.
+ */
+extern void slot_unclaim (struct slot_state *ss, uint64_t slot);
+/* Frees retired chunks (slot-table.h): a batch of them, or with ALL any.
+ * With no slot lock held.
+ */
+extern void slot_state_reclaim (struct slot_state *ss, bool all);
 
 /* What a slot holds, decoded. */
 struct slot_contents {
@@ -135,12 +159,14 @@ struct slot_page {
   zs_handle handle;
   uint32_t length;
 };
-/* A write: SLOT (made with slot_ensure) now holds PAGE, raw for the
- * compressor when DEFERRED, and what it held is freed.  An access.
+/* A write: SLOT (claimed) now holds PAGE, raw for the compressor when
+ * DEFERRED, and what it held is freed.  An access.
  */
 extern void slot_publish (struct slot_state *ss, uint64_t slot,
                           const struct slot_page *page, bool deferred);
-/* Empties SLOT, freeing its object or disk copy (no-op when absent). */
+/* Empties SLOT, freeing its object or disk copy (no-op when absent); a
+ * chunk left holding nothing retires.
+ */
 extern void slot_release (struct slot_state *ss, uint64_t slot);
 /* The compressor's turn: if SLOT is still deferred, clears the mark and
  * returns true (its object is then read with slot_get); else false.

@@ -1,15 +1,23 @@
-/* cswap: the slot table's chunks and lock stripes (see slot-table.h). */
+/* cswap: the slot table's chunks and lock stripes (see slot-table.h): a
+ * chunk's users, its retirement, and the reclaim of retired chunks.
+ */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "lock-order.h"
 #include "slot-table.h"
+
+/* A chunk's count once retired: no user can be added to it. */
+#define CHUNK_DEAD UINT32_MAX
 
 int
 slot_table_init (struct slot_table *table, uint64_t slots)
 {
   table->slots = slots;
   table->chunks = (slots + SLOTS_PER_CHUNK - 1) / SLOTS_PER_CHUNK;
-  atomic_init (&table->chunks_made, 0);
+  atomic_init (&table->chunks_allocated, 0);
+  atomic_init (&table->limbo, NULL);
+  atomic_init (&table->limbo_chunks, 0);
   table->directory = calloc (table->chunks, sizeof *table->directory);
   table->stripes = aligned_alloc (64, SLOT_LOCK_STRIPES * sizeof *table->stripes);
   if (table->directory == NULL || table->stripes == NULL) {
@@ -23,11 +31,31 @@ slot_table_init (struct slot_table *table, uint64_t slots)
   return 0;
 }
 
+static void
+free_chunk (struct slot_table *table, struct slot_chunk *chunk)
+{
+  free (chunk);
+  atomic_fetch_sub_explicit (&table->chunks_allocated, 1,
+                             memory_order_relaxed);
+}
+
+/* Frees the chunks of the list from HEAD. */
+static void
+free_list (struct slot_table *table, struct slot_chunk *head)
+{
+  while (head) {
+    struct slot_chunk *next = head->next;
+    free_chunk (table, head);
+    head = next;
+  }
+}
+
 void
 slot_table_destroy (struct slot_table *table)
 {
   for (uint64_t c = 0; c < table->chunks; c++)
     free (atomic_load (&table->directory[c]));
+  free_list (table, atomic_load (&table->limbo));
   for (unsigned i = 0; i < SLOT_LOCK_STRIPES; i++)
     pthread_mutex_destroy (&table->stripes[i].mutex);
   free (table->directory);
@@ -39,30 +67,130 @@ slot_table_bytes (struct slot_table *table)
 {
   return table->chunks * sizeof *table->directory
     + SLOT_LOCK_STRIPES * sizeof *table->stripes
-    + atomic_load_explicit (&table->chunks_made, memory_order_relaxed)
+    + atomic_load_explicit (&table->chunks_allocated, memory_order_relaxed)
       * sizeof (struct slot_chunk);
 }
 
-struct slot_chunk *
-slot_chunk_make (struct slot_table *table, uint64_t slot)
+/* Takes a dead CHUNK out of SLOT's place in the directory, if it is still
+ * there.  Its retirer does, and so may a writer that finds it first.
+ */
+static void
+unhook (struct slot_table *table, uint64_t slot, struct slot_chunk *chunk)
 {
-  struct slot_chunk *chunk = slot_chunk (table, slot);
-  struct slot_chunk *expected = NULL;
+  atomic_compare_exchange_strong_explicit (
+    &table->directory[slot / SLOTS_PER_CHUNK], &chunk, NULL,
+    memory_order_acq_rel, memory_order_relaxed);
+}
 
-  if (chunk)
-    return chunk;
-  /* calloc: every slot starts SLOT_ABSENT.  Two threads may race to make
-   * the same chunk; the loser frees its copy and uses the winner's.
-   */
-  chunk = calloc (1, sizeof *chunk);
+/* One more user of CHUNK, unless it is dead. */
+static bool
+add_user (struct slot_chunk *chunk)
+{
+  uint32_t users = atomic_load_explicit (&chunk->users, memory_order_relaxed);
+
+  do
+    if (users == CHUNK_DEAD)
+      return false;
+  while (!atomic_compare_exchange_weak_explicit (&chunk->users, &users,
+                                                 users + 1,
+                                                 memory_order_acq_rel,
+                                                 memory_order_relaxed));
+  return true;
+}
+
+bool
+slot_chunk_hold (struct slot_table *table, uint64_t slot)
+{
+  lock_assert_held (slot_table_stripe (table, slot));
+  struct slot_chunk *chunk = slot_chunk (table, slot);
+
   if (chunk == NULL)
-    return NULL;
-  if (!atomic_compare_exchange_strong_explicit (
-        &table->directory[slot / SLOTS_PER_CHUNK], &expected, chunk,
-        memory_order_acq_rel, memory_order_acquire)) {
-    free (chunk);
-    return expected;
+    return false;
+  if (add_user (chunk))
+    return true;
+  unhook (table, slot, chunk);
+  return false;
+}
+
+int
+slot_chunk_make (struct slot_table *table, uint64_t slot, uint32_t tag)
+{
+  lock_assert_held (slot_table_stripe (table, slot));
+  /* calloc: every slot starts SLOT_ABSENT. */
+  struct slot_chunk *chunk = calloc (1, sizeof *chunk);
+
+  if (chunk == NULL)
+    return -1;
+  atomic_fetch_add_explicit (&table->chunks_allocated, 1,
+                             memory_order_relaxed);
+  atomic_init (&chunk->users, 1);
+  chunk->tag = tag;
+  for (;;) {
+    struct slot_chunk *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit (
+          &table->directory[slot / SLOTS_PER_CHUNK], &expected, chunk,
+          memory_order_acq_rel, memory_order_acquire))
+      return 1;
+    /* Another thread's, made meanwhile: held instead of ours.  A dead
+     * one is taken out, and ours goes in its place.
+     */
+    if (add_user (expected)) {
+      free_chunk (table, chunk);
+      return 0;
+    }
+    unhook (table, slot, expected);
   }
-  atomic_fetch_add_explicit (&table->chunks_made, 1, memory_order_relaxed);
+}
+
+struct slot_chunk *
+slot_chunk_put (struct slot_table *table, uint64_t slot)
+{
+  lock_assert_held (slot_table_stripe (table, slot));
+  struct slot_chunk *chunk = slot_chunk (table, slot);
+  uint32_t none = 0;
+
+  if (atomic_fetch_sub_explicit (&chunk->users, 1, memory_order_acq_rel) != 1
+      || !atomic_compare_exchange_strong_explicit (&chunk->users, &none,
+                                                   CHUNK_DEAD,
+                                                   memory_order_acq_rel,
+                                                   memory_order_relaxed))
+    return NULL;                /* used still, or held again meanwhile */
+  unhook (table, slot, chunk);
+  /* Counted first: the count is never below what limbo holds. */
+  atomic_fetch_add_explicit (&table->limbo_chunks, 1, memory_order_relaxed);
+  chunk->next = atomic_load_explicit (&table->limbo, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit (&table->limbo, &chunk->next,
+                                                 chunk, memory_order_release,
+                                                 memory_order_relaxed))
+    ;
   return chunk;
+}
+
+void
+slot_table_reclaim (struct slot_table *table, bool all)
+{
+  unsigned waiting = atomic_load_explicit (&table->limbo_chunks,
+                                           memory_order_relaxed);
+
+  if (waiting == 0 || (!all && waiting < SLOT_LIMBO_CHUNKS))
+    return;
+  struct slot_chunk *head = atomic_exchange_explicit (&table->limbo, NULL,
+                                                      memory_order_acquire);
+  unsigned taken = 0;
+
+  for (struct slot_chunk *c = head; c; c = c->next)
+    taken++;
+  atomic_fetch_sub_explicit (&table->limbo_chunks, taken,
+                             memory_order_relaxed);
+  if (head == NULL)
+    return;                     /* another reclaimer took them */
+  /* Every thread that found these chunks in the directory holds the lock
+   * of one of their slots while it looks: once each stripe has been
+   * taken and dropped, none is still looking, and none can find them.
+   */
+  for (unsigned i = 0; i < SLOT_LOCK_STRIPES; i++) {
+    lock_acquire (&table->stripes[i].mutex, LOCK_RANK_SLOT);
+    lock_release (&table->stripes[i].mutex);
+  }
+  free_list (table, head);
 }

@@ -6,18 +6,33 @@
  * is slot-state.c's, drawn there: this file is only where slots live, and
  * nothing but slot-state.c reads or writes a slot's word or flags.
  *
- * Chunks of SLOTS_PER_CHUNK slots are made on first write, so an unused
- * 64 GiB device costs its chunk directory (8 bytes per 2 MiB) and nothing
- * more.  Chunks are never freed: swap reuses its slots, and a chunk that
- * held data once is likely to again.
+ * Chunks of SLOTS_PER_CHUNK slots (SLOT_CHUNK_BYTES, about 4.5 KiB per
+ * 2 MiB of device) are made for a write, so an unused 64 GiB device costs
+ * its chunk directory (8 bytes per 2 MiB) and its lock stripes, and
+ * nothing more; reads, trims and zeroes of a page never written make
+ * none.  A chunk counts its users: the slots of it that hold a page, and
+ * the writers that hold it for a slot about to (slot_chunk_hold).  The
+ * last user gone, the chunk retires (slot_chunk_put): it is marked dead
+ * (its count CHUNK_DEAD, after which no one can hold it), taken out of
+ * the directory, and put in limbo; slot_table_reclaim frees what is in
+ * limbo once no thread can still be looking at it.  So a chunk that holds
+ * nothing is given back, and an export dropped gives all of its back.
  *
  * Locking: slots are protected by striped mutexes (slot_table_stripe()),
  * slot i by stripe i % SLOT_LOCK_STRIPES, so that neighbouring pages,
  * which the kernel writes together, fall on different stripes.  A stripe
  * costs no byte per slot, where a lock bit would need a futex word per
- * slot.  The chunk directory is filled with compare-and-swap and read
- * without a lock.  The stripes' place in the lock order: lock-order.h
- * (the slot lock).
+ * slot.  The stripes' place in the lock order: lock-order.h (the slot
+ * lock).  The chunk directory is filled and emptied with compare-and-swap
+ * and read without a lock, but a chunk is looked into only under the lock
+ * of one of its slots: that is what makes freeing one safe.  A retired
+ * chunk is out of the directory before it goes to limbo, so a thread that
+ * takes a stripe after that finds it no more; slot_table_reclaim takes
+ * and drops every stripe in turn (one at a time, with no slot lock held)
+ * before it frees, which waits out every thread that found it before.  A
+ * thread that still sees a dead chunk sees only absent slots in it (its
+ * count was 0), and a writer that finds one helps take it out and makes a
+ * new one.  The limbo is a lock-free stack, taken whole by the reclaimer.
  */
 #ifndef CSWAP_SLOT_TABLE_H
 #define CSWAP_SLOT_TABLE_H
@@ -29,12 +44,23 @@
 
 #define SLOTS_PER_CHUNK 512
 #define SLOT_LOCK_STRIPES 1024
+/* Retired chunks that wait for a reclaim before one is due: their memory
+ * is the slot table's only overhead beyond its live chunks, directory and
+ * stripes (SLOT_LIMBO_CHUNKS * SLOT_CHUNK_BYTES, 72 KiB).
+ */
+#define SLOT_LIMBO_CHUNKS 16
 
 /* Slot I's word and flags: protected by slot_table_stripe (slot). */
 struct slot_chunk {
   uint64_t word[SLOTS_PER_CHUNK];
   uint8_t flags[SLOTS_PER_CHUNK];
+  _Atomic uint32_t users;       /* atomic: slots holding a page, and
+                                   writers holding it; CHUNK_DEAD: retired */
+  uint32_t tag;                 /* set when made: the maker's (slot-state.c:
+                                   the area charged) */
+  struct slot_chunk *next;      /* in limbo */
 };
+#define SLOT_CHUNK_BYTES ((uint32_t) sizeof (struct slot_chunk))
 
 /* A mutex on its own cache line, so stripes do not share one. */
 struct slot_lock_stripe {
@@ -45,16 +71,23 @@ struct slot_table {
   uint64_t slots;                       /* set at init */
   uint64_t chunks;                      /* set at init */
   _Atomic (struct slot_chunk *) *directory;     /* no lock: CAS, acquire */
-  atomic_uint_fast64_t chunks_made;     /* relaxed atomic */
+  atomic_uint_fast64_t chunks_allocated;        /* relaxed atomic: live,
+                                                   and in limbo */
+  _Atomic (struct slot_chunk *) limbo;  /* lock-free stack */
+  atomic_uint limbo_chunks;             /* relaxed atomic */
   struct slot_lock_stripe *stripes;     /* set at init */
 };
 
 extern int slot_table_init (struct slot_table *table, uint64_t slots);
 extern void slot_table_destroy (struct slot_table *table);
-/* Bytes of slot table in use: the directory, the locks, and every chunk made. */
+/* Bytes of slot table in use: the directory, the locks, and every chunk
+ * allocated (live, or in limbo).
+ */
 extern uint64_t slot_table_bytes (struct slot_table *table);
 
-/* The chunk holding SLOT, or NULL if none was made yet (all absent). */
+/* The chunk holding SLOT, or NULL if none (all absent).  To look into it,
+ * hold SLOT's lock; without, a snapshot of whether there is one.
+ */
 static inline struct slot_chunk *
 slot_chunk (struct slot_table *table, uint64_t slot)
 {
@@ -62,9 +95,27 @@ slot_chunk (struct slot_table *table, uint64_t slot)
                                memory_order_acquire);
 }
 
-/* The chunk holding SLOT, made if needed; NULL when out of memory. */
-extern struct slot_chunk *slot_chunk_make (struct slot_table *table,
-                                           uint64_t slot);
+/* Under SLOT's lock: one more user of SLOT's chunk, for a write to SLOT.
+ * False, and nothing held, when there is no live chunk.
+ */
+extern bool slot_chunk_hold (struct slot_table *table, uint64_t slot);
+/* Under SLOT's lock: makes SLOT's chunk, tagged TAG, with one user (the
+ * caller).  1 when made, 0 when another thread made one meanwhile (then
+ * held as slot_chunk_hold does; TAG is that one's), -1 when out of
+ * memory.
+ */
+extern int slot_chunk_make (struct slot_table *table, uint64_t slot,
+                            uint32_t tag);
+/* Under SLOT's lock: one user fewer of SLOT's chunk.  The last one gone,
+ * the chunk retires, and is returned (it stays readable while SLOT's lock
+ * is held: its tag says what was charged for it); else NULL.
+ */
+extern struct slot_chunk *slot_chunk_put (struct slot_table *table,
+                                          uint64_t slot);
+/* With no slot lock held: frees the chunks in limbo, when
+ * SLOT_LIMBO_CHUNKS are there or, with ALL, when any is.
+ */
+extern void slot_table_reclaim (struct slot_table *table, bool all);
 
 /* The stripe lock of SLOT. */
 static inline pthread_mutex_t *

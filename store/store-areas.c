@@ -1,5 +1,6 @@
 /* cswap: the store's areas — equal parts of the device, each with its
- * own counters and its own limit on the pool bytes it holds (store.h).
+ * own counters and its own limit on the pool bytes it holds (store.h),
+ * its slot table's chunks counted in.
  *
  * The nbdkit plugin serves each export from an area, so that exports
  * share one pool and one backing file, and a quota keeps one client
@@ -69,7 +70,9 @@ store_set_area_limit (struct store *store, unsigned area, uint64_t bytes)
   return 0;
 }
 
-/* The pool bytes what SLOT holds counts against its area's limit. */
+/* The pool bytes what SLOT holds counts against its area's limit (its
+ * chunk, held by more than it, stays counted).
+ */
 static uint32_t
 held_bytes (struct store *store, uint64_t slot)
 {
@@ -90,7 +93,8 @@ store_area_has_room (struct store *store, uint64_t slot, uint32_t length)
                                          memory_order_relaxed);
   if (limit == 0)
     return true;
-  uint64_t held = counter_get (&area->compressed_bytes);
+  uint64_t held = counter_get (&area->compressed_bytes)
+    + counter_get (&area->slot_chunk_bytes);
   return held - held_bytes (store, slot) + length <= limit;
 }
 
@@ -118,7 +122,9 @@ area_fits (void *arg)
   const struct area_room *a = arg;
 
   return a->limit == 0
-    || counter_get (&a->counters->compressed_bytes) + a->length <= a->limit;
+    || counter_get (&a->counters->compressed_bytes)
+       + counter_get (&a->counters->slot_chunk_bytes) + a->length
+       <= a->limit;
 }
 
 int
@@ -159,6 +165,7 @@ store_area_stats (struct store *store, unsigned area,
     .same_filled_pages = counter_get (&c->same_filled_pages),
     .tiered_pages = counter_get (&c->tiered_pages),
     .compressed_bytes = counter_get (&c->compressed_bytes),
+    .slot_chunk_bytes = counter_get (&c->slot_chunk_bytes),
     .reads = counter_get (&c->reads),
     .writes = counter_get (&c->writes),
     .trims = counter_get (&c->trims),

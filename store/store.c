@@ -81,6 +81,7 @@ create_slots (struct store *store, const struct store_config *config)
     .owner_ops = &slot_zs_owner_ops,
     .owner = &store->slots,
   };
+  store->slots.limit = &store->limit;
   store->slots.pool = zs_pool_create (&pool_config);
   if (store->slots.pool == NULL) {
     int saved_errno = errno;

@@ -290,7 +290,7 @@ extern void store_get_writeback_budget (struct store *store,
 extern unsigned store_areas (const struct store *store);
 extern uint64_t store_area_size (const struct store *store);
 /* Area A's limit on the bytes its pages hold in the pool (compressed, or
- * 4096 raw): a write that would take it over first writes the area's own
+ * 4096 raw) and its slot table's chunks hold: a write that would take it over first writes the area's own
  * pages to the backing file, if there is one, and is refused with
  * -EDQUOT when that makes no room (or there is none), as a full pool
  * without a backing file refuses it; a page read back from the backing
@@ -305,7 +305,9 @@ struct store_area_stats {
   uint64_t pages_stored;        /* same-filled, compressed, huge, tiered */
   uint64_t same_filled_pages;
   uint64_t tiered_pages;
-  uint64_t compressed_bytes;    /* what the limit counts */
+  uint64_t compressed_bytes;    /* what the limit counts, */
+  uint64_t slot_chunk_bytes;    /* and the slot table's chunks made for
+                                   it (4.5 KiB for each 2 MiB written to) */
   uint64_t reads, writes, trims;
   uint64_t failed_writes;       /* refused: the area's limit or the pool's */
   uint64_t area_limit_hits;     /* refused by the area's limit */

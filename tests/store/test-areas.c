@@ -230,6 +230,75 @@ test_areas (const char *backing)
   store_destroy (store);
 }
 
+/* Part of a page written at an area's limit, with a backing file, makes
+ * room as a whole page does: the area's own pages go to disk, and the
+ * write goes through (issue #53: refused with EDQUOT, ENOSPC to an NBD
+ * client, where a whole page at the same offset went through).  Parts
+ * zeroed likewise.
+ */
+static void
+test_partial_at_limit (const char *backing)
+{
+  enum { FILLED = AREA_PAGES / 2, PARTS = 64, PART_BYTES = 512 };
+  struct store *store = make_store_backed (2 * AREA_PAGES * CSWAP_PAGE_SIZE,
+                                           2, backing);
+  unsigned char *reference = calloc (AREA_PAGES, CSWAP_PAGE_SIZE);
+  unsigned char page[CSWAP_PAGE_SIZE];
+  unsigned long refused = 0, errors = 0, mismatches = 0;
+  struct store_area_stats a;
+
+  if (store == NULL || reference == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  store_set_area_limit (store, 0, LIMIT_BYTES);
+  for (uint64_t p = 0; p < FILLED; p++) {
+    const void *data = pagefile_page (&corpus, p % corpus.pages);
+    if (store_write (store, data, CSWAP_PAGE_SIZE, p * CSWAP_PAGE_SIZE))
+      errors++;
+    else
+      memcpy (reference + p * CSWAP_PAGE_SIZE, data, CSWAP_PAGE_SIZE);
+  }
+  store_area_stats (store, 0, &a);
+  ok (errors == 0 && a.tiered_pages > 0,
+      "whole pages past the area's limit go through (%llu on disk)",
+      (unsigned long long) a.tiered_pages);
+  for (uint64_t i = 0; i < PARTS; i++) {
+    uint64_t p = FILLED + i;
+    const unsigned char *data = pagefile_page (&corpus, (p * 7) % corpus.pages);
+    int r = store_write (store, data, PART_BYTES,
+                         p * CSWAP_PAGE_SIZE + PART_BYTES);
+    if (r == -EDQUOT)
+      refused++;
+    else if (r)
+      errors++;
+    else
+      memcpy (reference + p * CSWAP_PAGE_SIZE + PART_BYTES, data, PART_BYTES);
+    r = store_zero (store, 300, i * CSWAP_PAGE_SIZE + 1000);
+    if (r == -EDQUOT)
+      refused++;
+    else if (r)
+      errors++;
+    else
+      memset (reference + i * CSWAP_PAGE_SIZE + 1000, 0, 300);
+  }
+  for (uint64_t p = 0; p < FILLED + PARTS; p++)
+    if (store_read (store, page, CSWAP_PAGE_SIZE, p * CSWAP_PAGE_SIZE)
+        || memcmp (page, reference + p * CSWAP_PAGE_SIZE, CSWAP_PAGE_SIZE))
+      mismatches++;
+  store_area_stats (store, 0, &a);
+  ok (refused == 0 && errors == 0 && a.failed_writes == 0,
+      "%d writes of %d bytes and %d partial zeroes at the area's limit: "
+      "%lu refused, %lu errors", PARTS, PART_BYTES, PARTS, refused, errors);
+  ok (mismatches == 0
+      && a.compressed_bytes + a.slot_chunk_bytes
+         <= LIMIT_BYTES + CSWAP_PAGE_SIZE,
+      "they read back, and the area holds %llu bytes for its %u (%lu "
+      "mismatches)", (unsigned long long) (a.compressed_bytes
+                                           + a.slot_chunk_bytes),
+      LIMIT_BYTES, mismatches);
+  free (reference);
+  store_destroy (store);
+}
+
 int
 main (void)
 {
@@ -249,6 +318,7 @@ main (void)
     tap_bail_out ("mkstemp %s: %s", backing, strerror (errno));
   close (fd);
   test_areas (backing);
+  test_partial_at_limit (backing);
   unlink (backing);
   pagefile_free (&corpus);
   return tap_done ();
