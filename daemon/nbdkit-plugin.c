@@ -38,6 +38,7 @@
 #include "nbd-exports-idle.h"
 #include "nbd-window.h"
 #include "nbdkit-command-line.h"
+#include "nbdkit-settings.h"
 #include "options-help.h"
 #include "options.h"
 #include "page.h"
@@ -162,6 +163,14 @@ cswap_get_ready (void)
                            (&exports, life.store));
     return 0;
   }
+  /* One device, most likely this machine's swap: say what nbdkit's
+   * settings and the machine's lack for that, before nbdkit forks (so
+   * that the warnings reach the terminal) and serves.
+   */
+  char **argv;
+  int argc = nbdkit_command_line (&argv);
+  if (argc >= 0)
+    nbdkit_settings_warn (argc, argv);
   ladder = ladder_create (NULL, life.store);
   if (ladder == NULL) {
     nbdkit_error ("the ladder's follower: %m");

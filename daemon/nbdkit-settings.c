@@ -1,0 +1,135 @@
+/* cswap: nbdkit's settings and the machine's that leave a local swap
+ * device unsafe, warned about at start.
+ *
+ * The plugin keeps its own process out of the reclaim path it serves
+ * (memory-safety.h: memory locked, I/O threads real-time and I/O
+ * flushers, the OOM killer told to spare it), by itself.  Three more
+ * settings are not the plugin's to make, and `cswap up` makes them
+ * (scripts/cswap/daemon.sh, tune.sh): a user who runs nbdkit and
+ * nbd-client by hand gets nbdkit's defaults and the kernel's.  In a
+ * 512 MiB VM (Debian's 6.1 kernel, no cgroup, fill-check of 640 MiB,
+ * tests/vm/guest-swap manual-nbd) the device set up that way hung: the
+ * kernel reported nbd's request-timeout worker blocked for 120 s and
+ * more and the workload had not finished after 480 s, where zram took
+ * 60 s.  So the plugin says, before nbdkit serves, what is missing and
+ * the command that fixes it; nbdkit-cswap-plugin(1) gives the commands
+ * in its first example, which the VM test runs as written:
+ *  - vm.min_free_kbytes: under whole-machine pressure the I/O threads
+ *    store swap-outs with memory from below the min watermark, which a
+ *    real-time task may take (a quarter of it on Linux 6.1); the
+ *    kernel's default on a small machine leaves less than the swap-outs
+ *    in flight.  A sysctl of the whole machine: the plugin does not
+ *    change it behind the user's back (`cswap up` records and restores
+ *    it).
+ *  - nbdkit --threads: nbdkit's default is 16 threads a connection, each
+ *    a locked stack and a request buffer, and each real-time once it
+ *    serves: more than the CPUs serve nothing sooner.
+ *  - nbdkit --tls=off: without it nbdkit offers TLS wherever it finds
+ *    certificates, so its TLS libraries stay locked (about 4 MiB).
+ * A server of exports (export=) serves other machines, whose swap is not
+ * in its own reclaim path: the caller leaves it alone.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nbdkit-command-line.h"
+#include "nbdkit-settings.h"
+
+#define MIN_FREE_MAX_KIB 16384
+#define THREADS_MIN 2
+#define THREADS_MAX 16
+#define NBDKIT_DEFAULT_THREADS 16
+
+uint64_t
+nbdkit_settings_min_free_kib (uint64_t mem_total_kib)
+{
+  uint64_t kib = mem_total_kib / 20;
+
+  return kib > 0 && kib <= MIN_FREE_MAX_KIB ? kib : MIN_FREE_MAX_KIB;
+}
+
+unsigned
+nbdkit_settings_threads (long cpus)
+{
+  if (cpus < THREADS_MIN)
+    return THREADS_MIN;
+  return cpus > THREADS_MAX ? THREADS_MAX : (unsigned) cpus;
+}
+
+/* The number after KEY at the start of a line of PATH, or -1. */
+static long long
+read_number (const char *path, const char *key)
+{
+  FILE *f = fopen (path, "re");
+  char line[256];
+  long long value = -1;
+
+  if (f == NULL)
+    return -1;
+  while (fgets (line, sizeof line, f)) {
+    long long n;
+    char *end;
+
+    if (strncmp (line, key, strlen (key)) != 0)
+      continue;
+    n = strtoll (line + strlen (key), &end, 10);
+    if (end != line + strlen (key))
+      value = n;
+    break;
+  }
+  fclose (f);
+  return value;
+}
+
+static const char *
+env_or (const char *name, const char *fallback)
+{
+  const char *value = getenv (name);
+
+  return value && *value ? value : fallback;
+}
+
+static void
+warn_min_free (void)
+{
+  char min_free_path[4096], meminfo_path[4096];
+
+  snprintf (min_free_path, sizeof min_free_path, "%s/vm/min_free_kbytes",
+            env_or ("CSWAP_PROC_SYS", "/proc/sys"));
+  snprintf (meminfo_path, sizeof meminfo_path, "%s",
+            env_or ("CSWAP_MEMINFO", "/proc/meminfo"));
+  long long min_free_kib = read_number (min_free_path, "");
+  long long mem_total_kib = read_number (meminfo_path, "MemTotal:");
+  if (min_free_kib < 0 || mem_total_kib <= 0)
+    return;
+  uint64_t needed_kib = nbdkit_settings_min_free_kib (mem_total_kib);
+  if ((uint64_t) min_free_kib < needed_kib)
+    fprintf (stderr, "cswap: warning: vm.min_free_kbytes is %lld, less than "
+             "a swap device served to this machine needs under memory "
+             "pressure, or the machine can hang; raise it (as cswap up "
+             "does): sysctl -w vm.min_free_kbytes=%" PRIu64 "\n",
+             min_free_kib, needed_kib);
+}
+
+void
+nbdkit_settings_warn (int argc, char *const *argv)
+{
+  unsigned threads = nbdkit_command_line_threads (argc, argv);
+  unsigned needed = nbdkit_settings_threads (sysconf (_SC_NPROCESSORS_ONLN));
+
+  if (threads == 0)
+    threads = NBDKIT_DEFAULT_THREADS;
+  if (threads > needed)
+    fprintf (stderr, "cswap: warning: nbdkit serves with %u threads a "
+             "connection, more than this machine's CPUs: each holds locked "
+             "memory the machine is short of under pressure; run nbdkit "
+             "--threads %u\n", threads, needed);
+  if (!nbdkit_command_line_tls_off (argc, argv))
+    fprintf (stderr, "cswap: warning: nbdkit may speak TLS, so its TLS "
+             "libraries stay locked (about 4 MiB); a swap device served to "
+             "this machine needs none: run nbdkit --tls=off\n");
+  warn_min_free ();
+}
