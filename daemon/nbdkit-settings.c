@@ -3,7 +3,7 @@
  *
  * The plugin keeps its own process out of the reclaim path it serves
  * (memory-safety.h: memory locked, I/O threads real-time and I/O
- * flushers, the OOM killer told to spare it), by itself.  Three more
+ * flushers, the OOM killer told to spare it), by itself.  Four more
  * settings are not the plugin's to make, and `cswap up` makes them
  * (scripts/cswap/daemon.sh, tune.sh): a user who runs nbdkit and
  * nbd-client by hand gets nbdkit's defaults and the kernel's.  In a
@@ -13,7 +13,8 @@
  * more and the workload had not finished after 480 s, where zram took
  * 60 s.  So the plugin says, before nbdkit serves, what is missing and
  * the command that fixes it; nbdkit-cswap-plugin(1) gives the commands
- * in its first example, which the VM test runs as written:
+ * in its first example, which the VM test (vm-manual-nbd) runs as
+ * written:
  *  - vm.min_free_kbytes: under whole-machine pressure the I/O threads
  *    store swap-outs with memory from below the min watermark, which a
  *    real-time task may take (a quarter of it on Linux 6.1); the
@@ -26,6 +27,12 @@
  *    serves: more than the CPUs serve nothing sooner.
  *  - nbdkit --tls=off: without it nbdkit offers TLS wherever it finds
  *    certificates, so its TLS libraries stay locked (about 4 MiB).
+ *  - vm.page-cluster: a swap-in through nbdkit is a round trip whatever
+ *    its length, so fewer, longer reads matter (doc/design.md, "Swap
+ *    readahead: page-cluster 5").  In the VM above, with the three
+ *    above set, the kernel's default 3 read back 31563 pages in 480 s and
+ *    fill-check had not finished; `cswap up`, which sets 5 as well,
+ *    finished in 404 s (two TCG guests sharing two host cores).
  * A server of exports (export=) serves other machines, whose swap is not
  * in its own reclaim path: the caller leaves it alone.
  */
@@ -42,6 +49,7 @@
 #define THREADS_MIN 2
 #define THREADS_MAX 16
 #define NBDKIT_DEFAULT_THREADS 16
+#define PAGE_CLUSTER_NEEDED 5
 
 uint64_t
 nbdkit_settings_min_free_kib (uint64_t mem_total_kib)
@@ -92,17 +100,24 @@ env_or (const char *name, const char *fallback)
   return value && *value ? value : fallback;
 }
 
+/* PATH: $CSWAP_PROC_SYS/vm/NAME, or /proc/sys/vm/NAME. */
+static void
+vm_sysctl_path (char *path, size_t size, const char *name)
+{
+  snprintf (path, size, "%s/vm/%s", env_or ("CSWAP_PROC_SYS", "/proc/sys"),
+            name);
+}
+
 static void
 warn_min_free (void)
 {
-  char min_free_path[4096], meminfo_path[4096];
+  char path[4096];
 
-  snprintf (min_free_path, sizeof min_free_path, "%s/vm/min_free_kbytes",
-            env_or ("CSWAP_PROC_SYS", "/proc/sys"));
-  snprintf (meminfo_path, sizeof meminfo_path, "%s",
-            env_or ("CSWAP_MEMINFO", "/proc/meminfo"));
-  long long min_free_kib = read_number (min_free_path, "");
-  long long mem_total_kib = read_number (meminfo_path, "MemTotal:");
+  vm_sysctl_path (path, sizeof path, "min_free_kbytes");
+  long long min_free_kib = read_number (path, "");
+  long long mem_total_kib = read_number (env_or ("CSWAP_MEMINFO",
+                                                 "/proc/meminfo"),
+                                         "MemTotal:");
   if (min_free_kib < 0 || mem_total_kib <= 0)
     return;
   uint64_t needed_kib = nbdkit_settings_min_free_kib (mem_total_kib);
@@ -112,6 +127,21 @@ warn_min_free (void)
              "pressure, or the machine can hang; raise it (as cswap up "
              "does): sysctl -w vm.min_free_kbytes=%" PRIu64 "\n",
              min_free_kib, needed_kib);
+}
+
+static void
+warn_page_cluster (void)
+{
+  char path[4096];
+
+  vm_sysctl_path (path, sizeof path, "page-cluster");
+  long long page_cluster = read_number (path, "");
+  if (page_cluster >= 0 && page_cluster < PAGE_CLUSTER_NEEDED)
+    fprintf (stderr, "cswap: warning: vm.page-cluster is %lld: every "
+             "swap-in is a round trip through nbdkit, of %d pages at most, "
+             "and under memory pressure the machine crawls; raise it (as "
+             "cswap up does): sysctl -w vm.page-cluster=%d\n",
+             page_cluster, 1 << page_cluster, PAGE_CLUSTER_NEEDED);
 }
 
 void
@@ -132,4 +162,5 @@ nbdkit_settings_warn (int argc, char *const *argv)
              "libraries stay locked (about 4 MiB); a swap device served to "
              "this machine needs none: run nbdkit --tls=off\n");
   warn_min_free ();
+  warn_page_cluster ();
 }

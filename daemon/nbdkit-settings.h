@@ -20,7 +20,9 @@ extern unsigned nbdkit_settings_threads (long cpus);
 /* Warns on stderr ("cswap: warning: …"), once each, about what in
  * nbdkit's command line (ARGC words of ARGV) and the machine's settings
  * leaves a swap device served by this nbdkit to the same machine unsafe
- * under whole-machine memory pressure, naming the command that fixes it.
+ * under whole-machine memory pressure, naming the command that fixes it
+ * (vm.page-cluster among them: a matter of speed, which under pressure
+ * decides whether the machine gets anywhere).
  * $CSWAP_PROC_SYS and $CSWAP_MEMINFO name other files than /proc/sys and
  * /proc/meminfo (for tests).
  */

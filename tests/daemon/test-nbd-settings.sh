@@ -2,7 +2,8 @@
 # cswap: the plugin warns at start about what leaves a swap device served
 # to the same machine unsafe under memory pressure (daemon/nbdkit-settings.c),
 # naming the command that fixes each: nbdkit's default threads, TLS not
-# off, and vm.min_free_kbytes below a twentieth of RAM (at most 16 MiB).
+# off, vm.min_free_kbytes below a twentieth of RAM (at most 16 MiB), and
+# vm.page-cluster below 5.
 # With the man page's settings it says none of it, and a server of
 # exports (other machines' swap) is left alone.  The machine's files are
 # stand-ins ($CSWAP_PROC_SYS, $CSWAP_MEMINFO): a 512 MiB machine.
@@ -22,10 +23,12 @@ check () {
   if "$@"; then echo "ok $n - $name"; else echo "not ok $n - $name"; status=1; fi
 }
 
-# start MIN_FREE_KIB NBDKIT-WORDS… -- PLUGIN-WORDS…: nbdkit's warnings.
+# start MIN_FREE_KIB PAGE_CLUSTER NBDKIT-WORDS… -- PLUGIN-WORDS…:
+# nbdkit's warnings.
 start () {
-  local min_free=$1 words=()
-  shift
+  local min_free=$1 page_cluster=$2 words=()
+  shift 2
+  echo "$page_cluster" > "$dir/sys/vm/page-cluster"
   while [[ $1 != -- ]]; do words+=("$1"); shift; done
   shift
   echo "$min_free" > "$dir/sys/vm/min_free_kbytes"
@@ -33,7 +36,7 @@ start () {
     2>&1 | grep 'cswap: warning:' | grep -v 'oom_score_adj\|IO_FLUSHER\|SCHED_FIFO\|mlockall'
 }
 
-out=$(start 2048 --)
+out=$(start 2048 3 --)
 sed 's/^/# /' <<<"$out"
 check "nbdkit's default threads: warned, naming --threads" \
   grep -q 'nbdkit serves with 16 threads.*run nbdkit --threads [0-9]' <<<"$out"
@@ -41,17 +44,19 @@ check "TLS not off: warned, naming --tls=off" \
   grep -q 'run nbdkit --tls=off' <<<"$out"
 check "vm.min_free_kbytes 2048 on 512 MiB: warned, naming sysctl -w vm.min_free_kbytes=16384" \
   grep -q 'vm.min_free_kbytes is 2048.*sysctl -w vm.min_free_kbytes=16384$' <<<"$out"
+check "vm.page-cluster 3: warned, naming sysctl -w vm.page-cluster=5" \
+  grep -q 'vm.page-cluster is 3.*sysctl -w vm.page-cluster=5$' <<<"$out"
 
-out=$(start 16384 --tls=off --threads 2 --)
+out=$(start 16384 5 --tls=off --threads 2 --)
 sed 's/^/# /' <<<"$out"
 check "the man page's settings: no warning" test -z "$out"
 
 echo 'MemTotal:         163840 kB' > "$dir/meminfo"
-out=$(start 2048 --tls=off -t 2 --)
+out=$(start 2048 5 --tls=off -t 2 --)
 check "160 MiB: a twentieth of RAM asked, 8192 KiB" \
   grep -q 'sysctl -w vm.min_free_kbytes=8192$' <<<"$out"
 
-out=$(start 2048 -- export=a)
+out=$(start 2048 3 -- export=a)
 check "a server of exports: no warning" test -z "$out"
 echo "1..$n"
 exit $status
