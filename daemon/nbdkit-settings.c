@@ -34,7 +34,10 @@
  *    fill-check had not finished; `cswap up`, which sets 5 as well,
  *    finished in 404 s (two TCG guests sharing two host cores).
  * A server of exports (export=) serves other machines, whose swap is not
- * in its own reclaim path: the caller leaves it alone.
+ * in its own reclaim path: the caller leaves it alone.  Under `cswap up` and
+ * cswap.service the sysctls are cswap's own (set by `cswap tune` once the
+ * device is up, after nbdkit starts, or kept as cswap.conf says), which
+ * it tells the plugin with $CSWAP_SYSCTLS_BY_CSWAP.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -161,6 +164,8 @@ nbdkit_settings_warn (int argc, char *const *argv)
     fprintf (stderr, "cswap: warning: nbdkit may speak TLS, so its TLS "
              "libraries stay locked (about 4 MiB); a swap device served to "
              "this machine needs none: run nbdkit --tls=off\n");
+  if (getenv ("CSWAP_SYSCTLS_BY_CSWAP"))
+    return;
   warn_min_free ();
   warn_page_cluster ();
 }

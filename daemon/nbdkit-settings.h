@@ -23,6 +23,8 @@ extern unsigned nbdkit_settings_threads (long cpus);
  * under whole-machine memory pressure, naming the command that fixes it
  * (vm.page-cluster among them: a matter of speed, which under pressure
  * decides whether the machine gets anywhere).
+ * With $CSWAP_SYSCTLS_BY_CSWAP set (by cswap(8), which sets them itself
+ * once the device is up), not about the machine's sysctls.
  * $CSWAP_PROC_SYS and $CSWAP_MEMINFO name other files than /proc/sys and
  * /proc/meminfo (for tests).
  */

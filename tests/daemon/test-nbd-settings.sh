@@ -4,7 +4,8 @@
 # naming the command that fixes each: nbdkit's default threads, TLS not
 # off, vm.min_free_kbytes below a twentieth of RAM (at most 16 MiB), and
 # vm.page-cluster below 5.
-# With the man page's settings it says none of it, and a server of
+# With the man page's settings it says none of it, nor of the sysctls
+# under cswap(8) (which sets them once the device is up), and a server of
 # exports (other machines' swap) is left alone.  The machine's files are
 # stand-ins ($CSWAP_PROC_SYS, $CSWAP_MEMINFO): a 512 MiB machine.
 set -uo pipefail
@@ -55,6 +56,9 @@ echo 'MemTotal:         163840 kB' > "$dir/meminfo"
 out=$(start 2048 5 --tls=off -t 2 --)
 check "160 MiB: a twentieth of RAM asked, 8192 KiB" \
   grep -q 'sysctl -w vm.min_free_kbytes=8192$' <<<"$out"
+
+out=$(CSWAP_SYSCTLS_BY_CSWAP=1 start 2048 3 --tls=off --threads 2 --)
+check "started by cswap(8), which tunes the sysctls itself: no warning" test -z "$out"
 
 out=$(start 2048 3 -- export=a)
 check "a server of exports: no warning" test -z "$out"
