@@ -1,16 +1,20 @@
 /* cswap: the lz4 codec.
  *
- * The per-thread state is one lz4 stream (its hash table, 16 KiB), so
+ * The per-thread state is lz4's hash table (LZ4_sizeofState(), 16 KiB), so
  * compressing a page allocates nothing.  Each page is one independent
- * block: the stream is reset before every page, with
- * LZ4_resetStream_fast, which moves the stream's offset past the old
- * entries instead of clearing them.  LZ4_compress_fast_extState clears
- * all 16 KiB for every page, four times the page it compresses; in the
- * small VM that memset was a tenth of the daemon's time once deferred
- * pages went through lz4.  bench/codec on the corpus: under TCG 190-204
- * MB/s against 120, on the host 765-813 against 859-893 (a stream
- * compresses a page with 32-bit offsets, extState with 16-bit ones),
- * and a ratio of 2.666 against 2.612 on both.
+ * block, compressed by LZ4_compress_fast_extState: what the library does
+ * when called directly (LZ4_compress_default, on a state of its own), a
+ * 16-bit table for an input under 64 KiB, cleared for every page.
+ *
+ * For a while a page went through a stream instead (LZ4_resetStream_fast
+ * and LZ4_compress_fast_continue), which skips the clearing: that was
+ * faster only under TCG, where qemu emulates the 16 KiB memset byte by
+ * byte (190-204 MB/s against 120).  On real hardware the memset is a few
+ * hundred cycles, and the stream costs more than it saves: 32-bit
+ * offsets, and a check of every match candidate against the previous
+ * page's entries ("dictSmall"), which made compress/ 11% slower than the
+ * library called directly (bench/codec on the corpus: 823.5 against
+ * 931.5 MB/s), for a ratio of 2.666 against 2.612.
  * lz4 has no levels in the sense zstd has; its "acceleration" trades
  * ratio for speed and is fixed at 1, the library's default, because
  * ratio is what a swap device is for.
@@ -25,9 +29,7 @@
 static void *
 lz4_state_new (void)
 {
-  LZ4_stream_t *stream = malloc (sizeof *stream);
-
-  return stream ? LZ4_initStream (stream, sizeof *stream) : NULL;
+  return malloc (LZ4_sizeofState ());
 }
 
 static size_t
@@ -35,8 +37,7 @@ lz4_compress (void *state, int level, const void *page, void *dst,
               size_t dst_capacity)
 {
   (void) level;
-  LZ4_resetStream_fast (state);
-  int r = LZ4_compress_fast_continue (state, page, dst, CSWAP_PAGE_SIZE,
+  int r = LZ4_compress_fast_extState (state, page, dst, CSWAP_PAGE_SIZE,
                                       dst_capacity, 1);
   return r > 0 ? (size_t) r : 0;
 }

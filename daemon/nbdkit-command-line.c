@@ -2,14 +2,16 @@
  *
  * nbdkit has no call that says which options it was given, so the
  * plugin reads /proc/self/cmdline: to keep nbdkit running when the shell
- * that started it exits (parent-death.c), and to leave TLS's libraries
- * unlocked when TLS is off (memory-safety.c).  Every word is looked at:
+ * that started it exits (parent-death.c), to leave TLS's libraries
+ * unlocked when TLS is off (memory-safety.c), and to warn about what
+ * leaves a local swap device unsafe (nbdkit-settings.c).  Every word is looked at:
  * the plugin's own are key=value and never start with "--", and a
  * --run COMMAND is one word that starts with its command.  Words after
  * "--" are not options.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -91,4 +93,46 @@ nbdkit_command_line_tls_off (int argc, char *const *argv)
       off = means_false (argv[++i]);
   }
   return off;
+}
+
+/* WORD as a thread count: digits only, above 0; 0 otherwise. */
+static unsigned
+threads_value (const char *word)
+{
+  char *end;
+  unsigned long n;
+
+  if (*word < '0' || *word > '9')
+    return 0;
+  errno = 0;
+  n = strtoul (word, &end, 10);
+  return *end == '\0' && errno == 0 && n <= 65535 ? n : 0;
+}
+
+unsigned
+nbdkit_command_line_threads (int argc, char *const *argv)
+{
+  static const char long_name[] = "--threads";
+  unsigned threads = 0;
+
+  for (int i = 1; i < argc; i++) {
+    const char *word = argv[i];
+    const char *equals = strchr (word, '=');
+    size_t name_length = equals ? (size_t) (equals - word) : strlen (word);
+
+    if (strcmp (word, "--") == 0)
+      break;
+    if (name_length >= 4 && name_length <= sizeof long_name - 1
+        && strncmp (word, long_name, name_length) == 0) {
+      if (equals)
+        threads = threads_value (equals + 1);
+      else if (i + 1 < argc)
+        threads = threads_value (argv[++i]);
+    }
+    else if (strcmp (word, "-t") == 0 && i + 1 < argc)
+      threads = threads_value (argv[++i]);
+    else if (strncmp (word, "-t", 2) == 0 && word[2] != '\0')
+      threads = threads_value (word + 2);
+  }
+  return threads;
 }

@@ -25,4 +25,10 @@ extern bool nbdkit_command_line_has (int argc, char *const *argv,
  */
 extern bool nbdkit_command_line_tls_off (int argc, char *const *argv);
 
+/* The threads nbdkit serves a connection with, as ARGV sets them
+ * (--threads N, --threads=N or a prefix down to "--th", -t N, -tN; the
+ * last one given wins), or 0 when it does not (nbdkit's default, 16).
+ */
+extern unsigned nbdkit_command_line_threads (int argc, char *const *argv);
+
 #endif

@@ -38,6 +38,7 @@
 #include "nbd-exports-idle.h"
 #include "nbd-window.h"
 #include "nbdkit-command-line.h"
+#include "nbdkit-settings.h"
 #include "options-help.h"
 #include "options.h"
 #include "page.h"
@@ -163,6 +164,14 @@ cswap_get_ready (void)
                            (&exports, life.store));
     return 0;
   }
+  /* One device, most likely this machine's swap: say what nbdkit's
+   * settings and the machine's lack for that, before nbdkit forks (so
+   * that the warnings reach the terminal) and serves.
+   */
+  char **argv;
+  int argc = nbdkit_command_line (&argv);
+  if (argc >= 0)
+    nbdkit_settings_warn (argc, argv);
   ladder = ladder_create (NULL, life.store);
   if (ladder == NULL) {
     nbdkit_error ("the ladder's follower: %m");
@@ -313,6 +322,15 @@ cswap_get_size (void *handle)
   return c->size_bytes;
 }
 
+/* The largest read or write nbdkit serves: it refuses any request over
+ * 64 MiB (MAX_REQUEST_SIZE in nbdkit's server/internal.h, 1.32 and
+ * since) before the plugin sees it, and neither tells a plugin the limit
+ * nor caps the plugin's answer.  The store takes any length, so this is
+ * nbdkit's limit alone: advertising more (it was 0xffffffff) let a client
+ * that believes the block-size answer send 65 MiB and get ERANGE.
+ */
+#define NBDKIT_MAX_REQUEST_BYTES (64 * 1024 * 1024)
+
 static int
 cswap_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                   uint32_t *maximum)
@@ -320,7 +338,7 @@ cswap_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   (void) handle;
   *minimum = 512;               /* smaller requests work, but cost a page RMW */
   *preferred = CSWAP_PAGE_SIZE;
-  *maximum = 0xffffffff;
+  *maximum = NBDKIT_MAX_REQUEST_BYTES;
   return 0;
 }
 

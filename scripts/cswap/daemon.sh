@@ -16,6 +16,10 @@ daemon_command ()
     nbd)
       command -v nbdkit >/dev/null || die $EXIT_FAILED "frontend = nbd: nbdkit is not installed"
       check_nbdkit_fits "$(command -v nbdkit)"
+      # The plugin warns about vm.min_free_kbytes and vm.page-cluster
+      # left low (nbdkit-cswap-plugin(1)); here they are `tune`'s, set
+      # once the device is up (or kept, as the configuration says).
+      export CSWAP_SYSCTLS_BY_CSWAP=1
       # --tls=off: the kernel's client on a root-only socket speaks no
       # TLS, and the plugin then leaves GnuTLS unlocked (4 MiB).
       daemon_argv=(nbdkit --foreground --tls=off --threads "$(nbdkit_threads)"

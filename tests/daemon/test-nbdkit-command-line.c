@@ -3,7 +3,9 @@
  * row here: --exit-with-parent whole or as a prefix down to "--exi" (not
  * "--ex", which --export-name shares), and --tls with a word nbdkit reads
  * as false, joined by "=" or as the next word, the last one winning;
- * nothing after "--" counts, and a plugin's key=value never does.
+ * nothing after "--" counts, and a plugin's key=value never does; and
+ * --threads N, =N, prefixes down to "--th", -t N and -tN, the last one
+ * winning, 0 when none is given or its value is no count.
  * Then the reader itself: this program's own command line, word for word.
  */
 #include <string.h>
@@ -17,6 +19,7 @@ struct line_case {
   const char *name;
   const char *words[MAX_WORDS];     /* NULL-terminated, after argv[0] */
   bool exit_with_parent, tls_off;
+  unsigned threads;                 /* 0: not given */
 };
 
 static const struct line_case cases[] = {
@@ -43,6 +46,18 @@ static const struct line_case cases[] = {
   { "a plugin key tls=off", { "cswap", "tls=off", NULL }, false, false },
   { "--tls=off after --", { "cswap", "--", "--tls=off", NULL }, false, false },
   { "both", { "--exit-with-parent", "--tls", "no", "cswap", NULL }, true, true },
+  { "--threads 2", { "--threads", "2", "cswap", NULL }, false, false, 2 },
+  { "--threads=4", { "--threads=4", "cswap", NULL }, false, false, 4 },
+  { "--th 3 (the shortest prefix)", { "--th", "3", NULL }, false, false, 3 },
+  { "--t is not it", { "--t", "3", NULL }, false, false, 0 },
+  { "-t 2", { "-t", "2", "cswap", NULL }, false, false, 2 },
+  { "-t8", { "-t8", "cswap", NULL }, false, false, 8 },
+  { "--threads 2 then -t 6: the last wins", { "--threads", "2", "-t", "6", NULL },
+    false, false, 6 },
+  { "--threads=x is no count", { "--threads=x", NULL }, false, false, 0 },
+  { "a plugin key threads=2", { "cswap", "threads=2", NULL }, false, false, 0 },
+  { "--threads 2 after --", { "cswap", "--", "--threads", "2", NULL },
+    false, false, 0 },
 };
 
 int
@@ -57,10 +72,11 @@ main (int argc, char **argv)
       words[count] = (char *) c->words[count - 1], count++;
     ok (nbdkit_command_line_has (count, words, "--exit-with-parent", 5)
         == c->exit_with_parent
-        && nbdkit_command_line_tls_off (count, words) == c->tls_off,
-        "%s: exit-with-parent %s, TLS %s", c->name,
+        && nbdkit_command_line_tls_off (count, words) == c->tls_off
+        && nbdkit_command_line_threads (count, words) == c->threads,
+        "%s: exit-with-parent %s, TLS %s, threads %u", c->name,
         c->exit_with_parent ? "asked" : "not asked",
-        c->tls_off ? "off" : "as nbdkit decides");
+        c->tls_off ? "off" : "as nbdkit decides", c->threads);
   }
 
   char **read;

@@ -3,11 +3,12 @@
 # front end and finishes with every byte intact.
 #
 # usage: test-vm-swap.sh DEVICE…   (guest-swap's devices: cswap-fuse,
-#                                   cswap-nbd, zram-lz4, up-fuse, up-nbd,
-#                                   up-remote, up-both)
+#                                   cswap-nbd, manual-nbd, zram-lz4, up-fuse,
+#                                   up-nbd, up-remote, up-both)
 #
-# For each DEVICE: a 256 MiB VM (tests/vm/cswap-vm) with no cgroup runs
-# fill-check, which fills 1.5 times the VM's RAM and then reads every
+# For each DEVICE: a 256 MiB VM ($VM_TEST_MEM_MIB; tests/vm/cswap-vm) with
+# no cgroup runs fill-check, which fills 1.5 times the VM's RAM
+# ($WORKLOAD_MIB MiB if set) and then reads every
 # block back once, checking its SHA-256 (one pass, not bench's two: the
 # test's minutes go to CI), on that device alone.  Checks: the workload completed
 # (its own check passed), the guest kernel reported no hung task, the
@@ -61,7 +62,7 @@ for line in open(sys.argv[2]):
 for device in "$@"; do
   out=$out_root/$device
   "$here/cswap-vm" --build "$build" --mem "$mem_mib" --timeout "$timeout_s" --out "$out" \
-    -- env BUILD="$build" FILL_CHECK_PASSES=1 "$here/guest-swap" "$device" fill-check >"$out_root/$device.log" 2>&1
+    -- env BUILD="$build" FILL_CHECK_PASSES=1 ${WORKLOAD_MIB:+WORKLOAD_MIB=$WORKLOAD_MIB} "$here/guest-swap" "$device" fill-check >"$out_root/$device.log" 2>&1
   vm_rc=$?
   line=$out/output.log
   sed 's/^/# /' "$out_root/$device.log" | tail -2
@@ -78,6 +79,12 @@ for device in "$@"; do
   esac
   case $device in
     up-*) check "$device: cswap down took it all down" grep -q '^cswap: down$' "$line" ;;
+  esac
+  # The man page's commands set everything the plugin warns about
+  # (daemon/nbdkit-settings.c); its log is the daemon's stderr.
+  case $device in
+    manual-nbd) check "$device: the plugin warned about no setting the man page's commands leave out" \
+      not grep -q 'vm.min_free_kbytes is\|vm.page-cluster is\|nbdkit serves with\|nbdkit may speak TLS' "$out/daemon.log" ;;
   esac
   # The default, auto, hands the ladder to the daemon (a device larger
   # than the floor, half the RAM); the state says all if it could not.
