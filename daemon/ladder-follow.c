@@ -693,6 +693,7 @@ ladder_create (const char *swap_file, struct store *store)
     .help = "the device ladder's steps; follow the swap in use "
       "(ladder-online = follow)",
     .min_args = 0, .max_args = 5, .run = run_ladder,
+    .read_only_max_args = 0,    /* `ladder` lists; add, follow, stop change */
     .numbers = numbers,
     .number_count = sizeof numbers / sizeof numbers[0],
     .read_numbers = read_numbers, .arg = l,
