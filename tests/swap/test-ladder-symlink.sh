@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2015  # eval strings expand later; a || bail_out after a chain is meant
 # cswap: a ladder step is the device `ladder add` checked, not the name it
 # was given (issue 53, item 1).  The step is added by a symlink to a real
 # step (a direct-I/O loop device over cswap-fuse's file at its window),
