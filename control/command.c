@@ -7,7 +7,9 @@
  *
  * Adding a command: write a run_NAME() that appends its members to the
  * reply (or returns fail (...)) and add a row to commands[]; `help` and
- * the argument count checks come with the row.
+ * the argument count checks come with the row, and so does who may run
+ * it: a row marked READ_ONLY changes nothing and is open to the ctl-uid
+ * user, a row marked CHANGES only to root (enum control_access).
  *
  * A front end adds one command of its own (control_extend, control.h):
  * dispatched after commands[], listed by help after them.
@@ -523,38 +525,46 @@ run_metrics (struct request *r)
 
 static int run_help (struct request *r);
 
+/* READ_ONLY: the command changes nothing, so the ctl-uid user may run
+ * it (control.h, enum control_access).
+ */
+enum { CHANGES = false, READ_ONLY = true };
+
 struct command {
   const char *name;
   const char *args;             /* for help */
   unsigned min_args, max_args;
+  bool read_only;
   int (*run) (struct request *r);
   const char *help;
 };
 
 static const struct command commands[] = {
-  { "stats", "", 0, 0, run_stats,
+  { "stats", "", 0, 0, READ_ONLY, run_stats,
     "the store's and allocator's counters, options, uptime" },
-  { "classes", "", 0, 0, run_classes, "the allocator's per-class table" },
-  { "compact", "", 0, 0, run_compact, "compact the allocator now" },
-  { "recompress", "", 0, 0, run_recompress,
+  { "classes", "", 0, 0, READ_ONLY, run_classes,
+    "the allocator's per-class table" },
+  { "compact", "", 0, 0, CHANGES, run_compact, "compact the allocator now" },
+  { "recompress", "", 0, 0, CHANGES, run_recompress,
     "one recompression pass now: pages untouched since the last get the cold codec" },
-  { "get", "[KEY]", 0, 1, run_get, "one setting, or all of them" },
-  { "set", "KEY VALUE", 2, 2, run_set, "change a setting" },
-  { "writeback", "[ARGS]", 0, MAX_WORDS - 1, run_writeback,
+  { "get", "[KEY]", 0, 1, READ_ONLY, run_get, "one setting, or all of them" },
+  { "set", "KEY VALUE", 2, 2, CHANGES, run_set, "change a setting" },
+  { "writeback", "[ARGS]", 0, MAX_WORDS - 1, CHANGES, run_writeback,
     "write idle pages back to the backing file" },
-  { "metrics", "", 0, 0, run_metrics,
+  { "metrics", "", 0, 0, READ_ONLY, run_metrics,
     "the counters in Prometheus text format, in the member \"metrics\"" },
-  { "help", "", 0, 0, run_help, "this list" },
+  { "help", "", 0, 0, READ_ONLY, run_help, "this list" },
 };
 
 static void
 help_row (struct json *j, const char *name, const char *args,
-          const char *help)
+          const char *help, bool read_only)
 {
   json_object_begin (j, NULL);
   json_string (j, "name", name);
   json_string (j, "args", args);
   json_string (j, "help", help);
+  json_bool (j, "read_only", read_only);
   json_object_end (j);
 }
 
@@ -566,9 +576,11 @@ run_help (struct request *r)
 
   json_array_begin (j, "commands");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    help_row (j, commands[i].name, commands[i].args, commands[i].help);
+    help_row (j, commands[i].name, commands[i].args, commands[i].help,
+              commands[i].read_only);
+  /* Its bare form (a listing) only: the rest depends on the arguments. */
   if (e)
-    help_row (j, e->command, e->args, e->help);
+    help_row (j, e->command, e->args, e->help, true);
   json_array_end (j);
   json_array_begin (j, "settings");
   for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
@@ -628,7 +640,8 @@ run_extension (struct request *r)
 }
 
 static int
-dispatch (struct request *r, const char *line, size_t len)
+dispatch (struct request *r, enum control_access access, const char *line,
+          size_t len)
 {
   const struct control_extension *e = r->control->extension;
   char buffer[CONTROL_LINE_MAX + 1];
@@ -646,7 +659,8 @@ dispatch (struct request *r, const char *line, size_t len)
       c = &commands[i];
   if (c == NULL && e && strcmp (e->command, words[0]) == 0) {
     extension_command = (struct command) {
-      e->command, e->args, e->min_args, e->max_args, run_extension, e->help,
+      e->command, e->args, e->min_args, e->max_args,
+      (unsigned) count - 1 <= e->read_only_max_args, run_extension, e->help,
     };
     c = &extension_command;
   }
@@ -657,6 +671,11 @@ dispatch (struct request *r, const char *line, size_t len)
   r->argv = words + 1;
   if (r->argc < c->min_args || r->argc > c->max_args)
     return fail (r, "usage: %s%s%s", c->name, *c->args ? " " : "", c->args);
+  if (access != CONTROL_ACCESS_ALL && !c->read_only)
+    return fail (r, "%s%s%.*s: refused: it changes the daemon's state, "
+                 "which only root may do (the ctl-uid user may run the "
+                 "commands that only read: see help)", c->name,
+                 r->argc ? " " : "", MAX_QUOTED, r->argc ? r->argv[0] : "");
   return c->run (r);
 }
 
@@ -684,8 +703,8 @@ control_error_reply (const char *error, size_t *reply_len)
 }
 
 char *
-control_execute (struct control *control, const char *line, size_t len,
-                 size_t *reply_len)
+control_execute (struct control *control, enum control_access access,
+                 const char *line, size_t len, size_t *reply_len)
 {
   struct json j;
   struct request r = { .control = control, .reply = &j };
@@ -694,7 +713,7 @@ control_execute (struct control *control, const char *line, size_t len,
   json_init (&j, CONTROL_REPLY_MAX);
   json_object_begin (&j, NULL);
   json_bool (&j, "ok", true);
-  if (dispatch (&r, line, len) == -1) {
+  if (dispatch (&r, access, line, len) == -1) {
     json_free (&j);
     return error_reply (r.error, r.writeback_stopped ? &r.stopped : NULL,
                         reply_len);

@@ -48,12 +48,25 @@ struct control;
 extern struct control *control_create (struct store *store);
 extern void control_destroy (struct control *control);
 
-/* Runs one command: LINE holds LEN bytes, without the newline, and may be
- * anything at all.  Returns the reply, a JSON object ending in "\n" and
- * then a NUL, *REPLY_LEN bytes without the NUL, for the caller to free;
- * NULL only when out of memory.
+/* What the sender of a command may do.  Root may run every command; the
+ * ctl-uid user, a monitor, only those that change nothing (stats,
+ * classes, get, metrics, help, and an extension's listing): compact,
+ * recompress, set, writeback, and an extension's other forms (ladder
+ * add/follow/stop, which swap on and off; exports NAME drop) are refused
+ * to it, each command's row saying which it is.
  */
-extern char *control_execute (struct control *control, const char *line,
+enum control_access {
+  CONTROL_ACCESS_ALL,           /* root, and callers with no peer */
+  CONTROL_ACCESS_READ_ONLY,     /* the ctl-uid user */
+};
+
+/* Runs one command for a sender with ACCESS: LINE holds LEN bytes,
+ * without the newline, and may be anything at all.  Returns the reply, a
+ * JSON object ending in "\n" and then a NUL, *REPLY_LEN bytes without the
+ * NUL, for the caller to free; NULL only when out of memory.
+ */
+extern char *control_execute (struct control *control,
+                              enum control_access access, const char *line,
                               size_t len, size_t *reply_len);
 
 /* What a front end adds to the control plane: one command of its own and
@@ -74,6 +87,10 @@ struct control_extension_number {
 struct control_extension {
   const char *command, *args, *help;
   unsigned min_args, max_args;
+  /* With at most this many arguments the command changes nothing, and
+   * the ctl-uid user may run it (0: only the bare command, a listing).
+   */
+  unsigned read_only_max_args;
   /* Runs on the control thread.  Appends its reply's members to REPLY
    * (json.h), or returns -1 with ERROR (ERROR_SIZE bytes) set.
    */

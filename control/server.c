@@ -3,7 +3,9 @@
  * The socket is a Unix stream socket, mode 0600 in a 0700 directory (with
  * ctl-uid=, the socket is that user's and a directory made here 0711), and
  * every client is checked with SO_PEERCRED: root, or the one uid ctl-uid=
- * allows.  All clients are served by one thread, so that the control plane
+ * allows, who may run only the commands that change nothing (control.h,
+ * enum control_access: a monitor; it must not swap the ladder's steps on
+ * and off, drop exports or change settings).  All clients are served by one thread, so that the control plane
  * costs one thread whatever happens, and no client can hold anything up:
  *
  *  - each client has a fixed input buffer of one line (CONTROL_LINE_MAX):
@@ -81,6 +83,7 @@ struct client {
   size_t out_len, out_sent;
   bool closing;                 /* close once the reply is sent */
   uint64_t last_active_ms;
+  enum control_access access;   /* root: all; the ctl-uid user: read-only */
 };
 
 struct control_server {
@@ -170,7 +173,7 @@ flush_output (struct client *c)
 static int
 execute (struct control_server *s, struct client *c, size_t len)
 {
-  c->out = control_execute (s->control, c->in, len, &c->out_len);
+  c->out = control_execute (s->control, c->access, c->in, len, &c->out_len);
   c->out_sent = 0;
   if (c->out == NULL)
     return -1;
@@ -279,7 +282,10 @@ accept_clients (struct control_server *s)
       refuse (fd, "too many clients");
       continue;
     }
-    *slot = (struct client) { .fd = fd, .last_active_ms = now_ms () };
+    *slot = (struct client) {
+      .fd = fd, .last_active_ms = now_ms (),
+      .access = uid == 0 ? CONTROL_ACCESS_ALL : CONTROL_ACCESS_READ_ONLY,
+    };
   }
 }
 

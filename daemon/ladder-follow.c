@@ -44,6 +44,8 @@
 #endif
 
 #define DEVICE_NAME_BYTES 64
+/* "/proc/self/fd/" and a descriptor's number. */
+#define FD_PATH_BYTES 32
 /* The follower's stack: /proc/swaps and a path are its deepest frames. */
 #define FOLLOWER_STACK_BYTES (256 * 1024)
 /* How long ladder_shut waits for a follower in the middle of a swapon. */
@@ -51,10 +53,17 @@
 
 #define MS_NS UINT64_C (1000000)
 
+/* A step is its held descriptor, never a path: `ladder add` checks the
+ * device it opened, and every swapon and swapoff after goes through
+ * /proc/self/fd/FD, which the kernel resolves to that same open file,
+ * whatever has become of the name it was opened by (a symlink pointed
+ * elsewhere since).  DEVICE is only what it shows.
+ */
 struct ladder_step {
-  char device[DEVICE_NAME_BYTES];
+  char device[DEVICE_NAME_BYTES]; /* the name FD was opened at, resolved */
   int fd;                       /* held open: the window stays attached */
   dev_t rdev;
+  uint64_t backing_dev, backing_inode; /* a loop's file, as checked */
   uint64_t offset_bytes, length_bytes;
   int priority;                 /* swapon -p; -1: the kernel's choice */
   _Atomic uint64_t rest_until_ns; /* written by the follower only */
@@ -139,38 +148,96 @@ online_count (const struct ladder_step_view *views, unsigned count)
 
 static void
 step_failed (struct ladder *l, struct ladder_step *s, const char *call,
-             int err)
+             const char *why)
 {
   atomic_fetch_add (&l->swap_errors, 1);
   atomic_store_explicit (&s->rest_until_ns,
                          monotonic_ns () + LADDER_REST_MS * MS_NS,
                          memory_order_relaxed);
   fprintf (stderr, "%s: ladder: %s %s: %s (left alone for %d s)\n",
-           program_invocation_short_name, call, s->device,
-           strerrordesc_np (err), LADDER_REST_MS / 1000);
+           program_invocation_short_name, call, s->device, why,
+           LADDER_REST_MS / 1000);
+}
+
+/* The name of descriptor FD: what swapon(2) and swapoff(2) are given for
+ * a step, so that they open the device `ladder add` checked, and not
+ * whatever its name names now.  The kernel shows the swap area in
+ * /proc/swaps by the path the descriptor was opened at (/dev/loopN), not
+ * by this name.
+ */
+static void
+fd_path (int fd, char path[static FD_PATH_BYTES])
+{
+  snprintf (path, FD_PATH_BYTES, "/proc/self/fd/%d", fd);
+}
+
+/* Whether step S's descriptor still names what `ladder add` checked:
+ * the same device number, and for a loop device the same file at the
+ * same window.  Cheap (no allocation, no I/O through the daemon): the
+ * follower runs it before each swapon and swapoff.  False with the
+ * reason logged and the step resting.
+ */
+static bool
+step_still_checked (struct ladder *l, struct ladder_step *s, const char *call)
+{
+  struct loop_info64 info;
+  struct stat st;
+  uint64_t bytes;
+
+  if (fstat (s->fd, &st) == -1 || !S_ISBLK (st.st_mode)
+      || st.st_rdev != s->rdev)
+    step_failed (l, s, call, "its descriptor no longer names the device "
+                 "it was checked as");
+  else if (l->swap_file[0]
+           && (ioctl (s->fd, LOOP_GET_STATUS64, &info) == -1
+               || info.lo_device != s->backing_dev
+               || info.lo_inode != s->backing_inode
+               || info.lo_offset != s->offset_bytes
+               || info.lo_sizelimit != s->length_bytes))
+    step_failed (l, s, call, "no longer a loop device over the daemon's "
+                 "file at its window");
+  else if (!l->swap_file[0]
+           && (ioctl (s->fd, BLKGETSIZE64, &bytes) == -1
+               || bytes != s->length_bytes))
+    step_failed (l, s, call, "no longer as long as its window");
+  else
+    return true;
+  return false;
 }
 
 static void
 swap_step_on (struct ladder *l, struct ladder_step *s)
 {
   int flags = SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_PAGES;
+  char path[FD_PATH_BYTES];
 
   /* As swapon -p does: a negative priority is the kernel's choice. */
   if (s->priority >= 0)
     flags |= SWAP_FLAG_PREFER
       | ((s->priority << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);
-  if (swapon (s->device, flags) == 0)
+  if (!step_still_checked (l, s, "swapon"))
+    return;
+  fd_path (s->fd, path);
+  if (swapon (path, flags) == 0)
     atomic_fetch_add (&l->swapons, 1);
   else
-    step_failed (l, s, "swapon", errno);
+    step_failed (l, s, "swapon", strerrordesc_np (errno));
 }
 
-/* Off, and its pages freed: the header page stays for the next swapon. */
+/* Off, and its pages freed: the header page stays for the next swapon.
+ * Only once swapoff(2) of the held device succeeded is its window swap
+ * no more, and only then may its pages go.
+ */
 static void
 swap_step_off (struct ladder *l, struct ladder_step *s)
 {
-  if (swapoff (s->device) == -1) {
-    step_failed (l, s, "swapoff", errno);
+  char path[FD_PATH_BYTES];
+
+  if (!step_still_checked (l, s, "swapoff"))
+    return;
+  fd_path (s->fd, path);
+  if (swapoff (path) == -1) {
+    step_failed (l, s, "swapoff", strerrordesc_np (errno));
     return;
   }
   atomic_fetch_add (&l->swapoffs, 1);
@@ -316,11 +383,14 @@ refuse (char *error, size_t size, const char *fmt, ...)
 }
 
 /* Whether FD, a loop device, is this daemon's file at exactly the window
- * OFFSET, LENGTH with direct I/O; if not, the reason in ERROR.
+ * OFFSET, LENGTH with direct I/O (S's backing_dev and backing_inode set
+ * to that file's, for the follower's re-checks); if not, the reason in
+ * ERROR.
  */
 static int
-check_loop_window (struct ladder *l, int fd, const char *device,
-                   uint64_t offset, uint64_t length, char *error, size_t size)
+check_loop_window (struct ladder *l, struct ladder_step *s, int fd,
+                   const char *device, uint64_t offset, uint64_t length,
+                   char *error, size_t size)
 {
   struct loop_info64 info;
   struct stat file;
@@ -343,6 +413,8 @@ check_loop_window (struct ladder *l, int fd, const char *device,
   if (!(info.lo_flags & LO_FLAGS_DIRECT_IO))
     return refuse (error, size, "%s: direct I/O is off (a buffered loop "
                    "keeps a copy of every page)", device);
+  s->backing_dev = info.lo_device;
+  s->backing_inode = info.lo_inode;
   return 0;
 }
 
@@ -365,6 +437,7 @@ check_served_window (struct ladder *l, int fd, const char *device,
   uint64_t bytes;
   ssize_t r;
   int direct, err;
+  char path[FD_PATH_BYTES];
 
   if (ours == NULL)
     return refuse (error, size, "out of memory");
@@ -381,7 +454,9 @@ check_served_window (struct ladder *l, int fd, const char *device,
   if (memcmp (ours + magic_at, magic, sizeof magic - 1))
     return refuse (error, size, "the window at %llu holds no swap header "
                    "(mkswap its device first)", (unsigned long long) offset);
-  direct = open (device, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  /* Through FD, not DEVICE's name: the name may point elsewhere now. */
+  fd_path (fd, path);
+  direct = open (path, O_RDONLY | O_DIRECT | O_CLOEXEC);
   if (direct == -1)
     return refuse (error, size, "%s: %s", device, strerrordesc_np (errno));
   r = pread (direct, theirs, CSWAP_PAGE_SIZE, 0);
@@ -407,6 +482,8 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
   int64_t priority;
   struct stat st;
   const char *why;
+  char path[FD_PATH_BYTES];
+  ssize_t name_bytes;
   int fd;
 
   if (l->follower_running)
@@ -428,28 +505,37 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
                    "follow the last step (%llu) in whole pages within the "
                    "device", (unsigned long long) offset,
                    (unsigned long long) length, (unsigned long long) next);
-  if (strlen (argv[0]) >= sizeof s->device)
-    return refuse (error, size, "ladder add: the device name is too long");
-  fd = open (argv[0], O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO named here must not hold the control thread. */
+  fd = open (argv[0], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd == -1)
     return refuse (error, size, "%s: %s", argv[0], strerrordesc_np (errno));
   if (fstat (fd, &st) == -1 || !S_ISBLK (st.st_mode)) {
     close (fd);
     return refuse (error, size, "%s: not a block device", argv[0]);
   }
+  /* What the step is shown as: the name the kernel opened, symbolic
+   * links resolved, as /proc/swaps will show it.
+   */
+  fd_path (fd, path);
+  name_bytes = readlink (path, s->device, sizeof s->device);
+  if (name_bytes <= 0 || (size_t) name_bytes >= sizeof s->device) {
+    close (fd);
+    return refuse (error, size, "%s: its name is too long (or unknown)",
+                   argv[0]);
+  }
+  s->device[name_bytes] = '\0';
   for (unsigned i = 0; i < l->count; i++)
     if (l->steps[i].rdev == st.st_rdev) {
       close (fd);
       return refuse (error, size, "%s: already step %u", argv[0], i);
     }
   if ((l->swap_file[0]
-       ? check_loop_window (l, fd, argv[0], offset, length, error, size)
+       ? check_loop_window (l, s, fd, argv[0], offset, length, error, size)
        : check_served_window (l, fd, argv[0], offset, length, error, size))
       == -1) {
     close (fd);
     return -1;
   }
-  strcpy (s->device, argv[0]);
   s->fd = fd;
   s->rdev = st.st_rdev;
   s->offset_bytes = offset;
@@ -607,6 +693,7 @@ ladder_create (const char *swap_file, struct store *store)
     .help = "the device ladder's steps; follow the swap in use "
       "(ladder-online = follow)",
     .min_args = 0, .max_args = 5, .run = run_ladder,
+    .read_only_max_args = 0,    /* `ladder` lists; add, follow, stop change */
     .numbers = numbers,
     .number_count = sizeof numbers / sizeof numbers[0],
     .read_numbers = read_numbers, .arg = l,

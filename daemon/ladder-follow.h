@@ -25,6 +25,16 @@
  * and that its first page, read uncached through it, is the window's
  * swap header, which mkswap made unique with a random UUID.
  *
+ * A step is its descriptor from then on, never DEVICE's name: swapon(2)
+ * and swapoff(2) are given /proc/self/fd/N, which the kernel resolves to
+ * the open file itself (and /proc/swaps still shows /dev/loopN), and
+ * before each the follower re-checks, cheaply, that the descriptor names
+ * the same device number and, for a loop device, the same file and
+ * window.  A name checked and then used again could be pointed elsewhere
+ * in between (a symlink): swapon on a file of someone's choosing,
+ * swapoff of any swap, and the window wiped while it is still swap.
+ * `ladder` lists a step by the name the kernel opened, links resolved.
+ *
  * One thread follows.  It reads /proc/swaps (proc-swaps.h: no fork, no
  * allocation), asks the policy (ladder-policy.h), and calls swapon(2) or
  * swapoff(2) itself, reading and asking again until the policy says

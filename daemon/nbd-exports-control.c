@@ -214,6 +214,7 @@ static const struct control_extension extension = {
   .help = "the exports (export=): size, quota, pages and bytes held, "
     "requests; drop: free NAME's pages (no client may have it open)",
   .min_args = 0, .max_args = 2, .run = run_exports,
+  .read_only_max_args = 1,      /* `exports [NAME]` lists; drop changes */
   .numbers = numbers,
   .number_count = sizeof numbers / sizeof numbers[0],
   .read_numbers = read_numbers,

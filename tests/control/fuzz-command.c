@@ -98,7 +98,8 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   size_t len;
-  char *reply = control_execute (the_control (), (const char *) data, size,
+  char *reply = control_execute (the_control (), CONTROL_ACCESS_ALL,
+                                 (const char *) data, size,
                                  &len);
   json_tokener *tok;
   json_object *o, *ok;

@@ -23,6 +23,8 @@
 
 static struct control *control;
 static struct store *store;
+/* Who sends the commands: root, but for test_read_only. */
+static enum control_access sender = CONTROL_ACCESS_ALL;
 
 /* Runs LINE (LEN bytes) and returns the reply parsed, or NULL when it is
  * not one line of valid JSON with a boolean "ok".
@@ -31,7 +33,7 @@ static json_object *
 execute_len (const char *line, size_t len)
 {
   size_t reply_len;
-  char *reply = control_execute (control, line, len, &reply_len);
+  char *reply = control_execute (control, sender, line, len, &reply_len);
   json_tokener *tok = json_tokener_new ();
   json_object *o = NULL, *ok;
 
@@ -625,6 +627,68 @@ test_extension (void)
   control_extend (control, NULL);
 }
 
+/* The ctl-uid user (CONTROL_ACCESS_READ_ONLY): the commands that only
+ * read are answered as root's are; those that change the daemon's state
+ * are refused before they run, each with the reason (issue 53, item 1),
+ * and so are an extension's forms with arguments past its listing.
+ */
+static void
+test_read_only (void)
+{
+  static const char *const readers[] = {
+    "stats", "classes", "get", "get codec", "metrics", "help", "testext",
+  };
+  static const char *const changers[] = {
+    "compact", "recompress", "set codec lz4", "set pool-limit 4096",
+    "writeback", "testext fail",
+  };
+  static const struct control_extension extension = {
+    .command = "testext", .args = "[fail]", .help = "a test command",
+    .min_args = 0, .max_args = 1, .run = run_test_extension,
+    .read_only_max_args = 0,
+  };
+  unsigned runs;
+  json_object *o;
+
+  control_extend (control, &extension);
+  sender = CONTROL_ACCESS_READ_ONLY;
+  for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+    o = execute (readers[i]);
+    ok (is_ok (o), "read-only: %s is answered", readers[i]);
+    json_object_put (o);
+  }
+  runs = extension_runs;
+  for (size_t i = 0; i < sizeof changers / sizeof changers[0]; i++)
+    expect_error (changers[i], strlen (changers[i]),
+                  "refused: it changes the daemon's state, which only root "
+                  "may do", changers[i]);
+  ok (extension_runs == runs, "a refused extension form does not reach it");
+  o = execute ("get codec");
+  ok (o && strcmp (json_object_get_string
+                     (get (get (o, "settings"), "codec")), "zstd") == 0,
+      "and the refused set changed nothing (codec still zstd)");
+  json_object_put (o);
+  expect_error ("set codec", 9, "usage: set KEY VALUE",
+                "a wrong count is still a usage error");
+  sender = CONTROL_ACCESS_ALL;
+  o = execute ("help");
+  json_object *commands = get (o, "commands");
+  bool marked = commands != NULL;
+  for (size_t i = 0; commands && i < json_object_array_length (commands);
+       i++) {
+    json_object *row = json_object_array_get_idx (commands, i);
+    const char *name = json_object_get_string (get (row, "name"));
+    bool want = strcmp (name, "compact") && strcmp (name, "recompress")
+      && strcmp (name, "set") && strcmp (name, "writeback");
+
+    marked = marked && get (row, "read_only")
+      && json_object_get_boolean (get (row, "read_only")) == want;
+  }
+  ok (marked, "help marks each command read_only or not");
+  json_object_put (o);
+  control_extend (control, NULL);
+}
+
 int
 main (void)
 {
@@ -651,6 +715,7 @@ main (void)
   test_writeback_stopped ();
   test_writeback_budget ();
   test_extension ();
+  test_read_only ();
 
   control_destroy (control);
   store_destroy (store);

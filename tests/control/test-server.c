@@ -8,6 +8,10 @@
  *  - When the socket file is swapped anyway (here by a bind() wrapper,
  *    linked with --wrap=bind, standing in for that user), the mode and
  *    owner of the symlink's target do not change.
+ *  - The ctl-uid user (issue 53, item 1): a peer that is not root has
+ *    the read-only commands answered and the state-changing ones
+ *    refused, and root has both.  As root the client runs as nobody with
+ *    ctl-uid=nobody; as anyone else, as itself with ctl-uid=itself.
  *  - With RLIMIT_NOFILE reached, a waiting connection makes accept4 fail
  *    with EMFILE: the server thread must not spin on it (the process's
  *    CPU time over a second stays small), must go on serving the clients
@@ -23,10 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -186,20 +192,21 @@ connect_to (int fd, const char *path)
     tap_bail_out ("connect %s: %m", path);
 }
 
-/* Sends LINE on FD and waits up to TIMEOUT_MS for a reply line.  Returns
- * whether an "ok":true reply came.
+/* Sends LINE on FD and waits up to TIMEOUT_MS for a reply line, kept in
+ * REPLY (SIZE bytes, "" if none came).  Returns whether it is "ok":true.
  */
 static bool
-ask (int fd, const char *line, int timeout_ms)
+ask_reply (int fd, const char *line, int timeout_ms, char *reply,
+           size_t size)
 {
-  char reply[65536];
   size_t len = 0;
   struct pollfd p = { .fd = fd, .events = POLLIN };
 
+  reply[0] = '\0';
   if (send (fd, line, strlen (line), MSG_NOSIGNAL) != (ssize_t) strlen (line))
     return false;
-  while (len < sizeof reply - 1 && poll (&p, 1, timeout_ms) == 1) {
-    ssize_t n = recv (fd, reply + len, sizeof reply - 1 - len, 0);
+  while (len < size - 1 && poll (&p, 1, timeout_ms) == 1) {
+    ssize_t n = recv (fd, reply + len, size - 1 - len, 0);
 
     if (n <= 0)
       return false;
@@ -209,6 +216,14 @@ ask (int fd, const char *line, int timeout_ms)
       return strncmp (reply, "{\"ok\":true", 10) == 0;
   }
   return false;
+}
+
+static bool
+ask (int fd, const char *line, int timeout_ms)
+{
+  char reply[65536];
+
+  return ask_reply (fd, line, timeout_ms, reply, sizeof reply);
 }
 
 static void
@@ -260,6 +275,83 @@ test_out_of_descriptors (void)
   control_server_stop (server);
 }
 
+enum answer { ANSWERED, REFUSED, OTHER_ERROR };
+
+/* What LINE gets on the socket PATH from a client running as UID (root
+ * only for another uid than ours): in a child, so that its credentials
+ * are UID's when it connects.  REFUSED: the error says the command
+ * changes the daemon's state.
+ */
+static enum answer
+ask_as (uid_t uid, const char *path, const char *line)
+{
+  char reply[65536];
+
+  pid_t pid = fork ();
+  int status, fd;
+
+  if (pid == -1)
+    tap_bail_out ("fork: %m");
+  if (pid == 0) {
+    if (uid != geteuid ()
+        && (setgroups (0, NULL) == -1 || setresgid (uid, uid, uid) == -1
+            || setresuid (uid, uid, uid) == -1))
+      _exit (2);
+    fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1)
+      _exit (2);
+    connect_to (fd, path);
+    if (ask_reply (fd, line, 5000, reply, sizeof reply))
+      _exit (10 + ANSWERED);
+    diag ("%.*s as uid %u: %s", (int) strlen (line) - 1, line,
+          (unsigned) uid, reply);
+    _exit (10 + (strstr (reply, "refused: it changes the daemon's state")
+                 ? REFUSED : OTHER_ERROR));
+  }
+  if (waitpid (pid, &status, 0) == -1 || !WIFEXITED (status)
+      || WEXITSTATUS (status) < 10)
+    tap_bail_out ("the client as uid %u failed to run", (unsigned) uid);
+  return WEXITSTATUS (status) - 10;
+}
+
+static void
+test_ctl_uid_read_only (void)
+{
+  static const char *const readers[] = { "stats\n", "get\n", "metrics\n",
+                                          "classes\n", "help\n" };
+  static const char *const changers[] = { "compact\n", "recompress\n",
+                                           "set pool-limit 4096\n",
+                                           "writeback\n" };
+  uid_t monitor = geteuid () == 0 ? OTHER_UID : geteuid ();
+  char dir[128], path[160];
+  struct control_server *server;
+  const char *why;
+
+  snprintf (dir, sizeof dir, "%s/monitor", top);
+  make_dir (dir, 0700, geteuid ());
+  snprintf (path, sizeof path, "%s/ctl.sock", dir);
+  server = open_in (dir, monitor, &why);
+  if (server == NULL || control_server_start (server) == -1)
+    tap_bail_out ("control server: %s", why ? why : strerror (errno));
+  /* nobody must pass through to the socket, made its own by ctl-uid. */
+  if (chmod (top, 0711) == -1 || chmod (dir, 0711) == -1)
+    tap_bail_out ("chmod: %m");
+  for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
+    ok (ask_as (monitor, path, readers[i]) == ANSWERED, "the ctl-uid user (uid %u) "
+        "gets %.*s answered", (unsigned) monitor,
+        (int) strlen (readers[i]) - 1, readers[i]);
+  for (size_t i = 0; i < sizeof changers / sizeof changers[0]; i++)
+    ok (ask_as (monitor, path, changers[i]) == REFUSED, "and %.*s refused",
+        (int) strlen (changers[i]) - 1, changers[i]);
+  if (geteuid () == 0)
+    ok (ask_as (0, path, "set pool-limit 4096\n") == ANSWERED,
+        "root's set pool-limit is done");
+  else
+    ok (true, "# SKIP root's set: not root");
+  chmod (top, 0700);
+  control_server_stop (server);
+}
+
 int
 main (void)
 {
@@ -276,6 +368,7 @@ main (void)
   test_directory ();
   test_swapped_socket ();
   test_out_of_descriptors ();
+  test_ctl_uid_read_only ();
   store_destroy (store);
   char rm[96];
   snprintf (rm, sizeof rm, "rm -rf '%s'", top);

@@ -15,6 +15,8 @@
 # Nothing is swapped on.  Root only (loop devices); a few seconds.
 set -uo pipefail
 source "$CSWAP_SOURCE_ROOT/tests/swap/swap-lib.sh"
+# The plugin inside nbdkit needs a sanitizer build's runtimes preloaded.
+source "$CSWAP_SOURCE_ROOT/tests/lib/sanitizer-env.sh"
 
 require_root
 require_cmd nbdkit nbdfuse losetup mkswap fusermount3 jq
