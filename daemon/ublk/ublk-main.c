@@ -4,6 +4,12 @@
  *   cswap-ublk --size 4G &         # prints /dev/ublkbN once it serves
  *   mkswap /dev/ublkbN && swapon --discard=pages /dev/ublkbN
  *
+ * With --windows OFFSET:LENGTH,… it serves one device per window of the
+ * store instead, in that order: the steps of `cswap up`'s ladder
+ * (scripts/cswap/ladder.sh), as loop devices over windows of the FUSE
+ * file are, sharing one pool.  --device-list FILE writes their paths
+ * there, one a line, once all serve (`cswap up` waits for it).
+ *
  * ublk (drivers/block/ublk_drv.c, Linux 6.0 and later; enabled in Debian
  * from 6.12) is a block device whose requests a userspace server answers
  * through io_uring: a request reaches the queue's thread as task work,
@@ -28,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -66,12 +73,29 @@
  */
 #define CHAR_DEVICE_WAIT_MS 5000
 
+/* The ladder's most windows (scripts/cswap/ladder.sh, MAX_LADDER_WINDOWS). */
+#define MAX_WINDOWS 16
+
+/* One ublk device: a window of the store. */
+struct served_device {
+  uint64_t offset_bytes, length_bytes;
+  struct ublk_dev_info info;
+  bool added, started;
+  int char_fd;
+  struct ublk_queues *queues;
+  struct device device;         /* the request layer over the store */
+  char path[64];                /* /dev/ublkbN */
+};
+
 struct command_line {
   struct cswap_options device;
   struct cswap_service service;
   unsigned queues;              /* 0: one per CPU */
   unsigned depth;
-  int64_t dev_id;               /* -1: the driver picks */
+  int64_t dev_id;               /* -1: the driver picks (the first's) */
+  const char *windows;          /* --windows, or NULL: the whole store */
+  const char *device_list;      /* --device-list FILE, or NULL */
+  bool print_size;
 };
 
 __attribute__ ((format (printf, 1, 2)))
@@ -106,7 +130,12 @@ usage (void)
           "                      (default: one per CPU)\n"
           "    --depth=N         Requests in flight per queue (default %d)\n"
           "    --id=N            The device number N: /dev/ublkbN (default:\n"
-          "                      the driver's choice)\n"
+          "                      the driver's choice; windows take N, N+1, …)\n"
+          "    --windows=OFFSET:LENGTH,…  One device per window of the store\n"
+          "                      (the ladder's steps), in that order\n"
+          "    --device-list=FILE  Write the devices' paths to FILE once they\n"
+          "                      serve, one a line\n"
+          "    --print-size      Print the store's size in bytes, exit\n"
           "    --features        Print what the kernel's ublk driver has, exit\n",
           PROGRAM_NAME, DEFAULT_DEPTH);
 }
@@ -121,6 +150,14 @@ take_option (struct command_line *cl, const char *key, const char *value)
   if (strcmp (key, "config") == 0) {
     if (config_file_read (value, &cl->device, &cl->service, NULL, &why) == -1)
       goto bad;
+    return 0;
+  }
+  if (strcmp (key, "windows") == 0) {
+    cl->windows = value;
+    return 0;
+  }
+  if (strcmp (key, "device-list") == 0) {
+    cl->device_list = value;
     return 0;
   }
   if (strcmp (key, "queues") == 0 || strcmp (key, "depth") == 0
@@ -157,6 +194,10 @@ parse_command_line (int argc, char *argv[], struct command_line *cl)
     if (strcmp (arg, "--help") == 0 || strcmp (arg, "-h") == 0) {
       usage ();
       return 1;
+    }
+    if (strcmp (arg, "--print-size") == 0) {
+      cl->print_size = true;
+      continue;
     }
     if (strcmp (arg, "--version") == 0) {
       printf ("%s %s\n", PROGRAM_NAME, CSWAP_VERSION);
@@ -270,32 +311,93 @@ open_char_device (uint32_t dev_id)
   return fd;
 }
 
-/* Whether the kernel swaps to BLOCK_PATH (a line of /proc/swaps names
- * it).
+/* The windows in SPEC ("OFFSET:LENGTH,…", sizes as size= takes them)
+ * into DEVICES over a store of STORE_BYTES; with no SPEC, one window, the
+ * whole store.  Returns how many, or -1 after saying why.
  */
-static bool
-is_swap (const char *block_path)
+static int
+parse_windows (const char *spec, uint64_t store_bytes,
+               struct served_device devices[MAX_WINDOWS])
+{
+  char copy[1024], *save = NULL;
+  int count = 0;
+
+  if (spec == NULL) {
+    devices[0] = (struct served_device) { .length_bytes = store_bytes };
+    return 1;
+  }
+  if (strlen (spec) >= sizeof copy) {
+    fprintf (stderr, "%s: --windows: too long\n", PROGRAM_NAME);
+    return -1;
+  }
+  strcpy (copy, spec);
+  for (char *w = strtok_r (copy, ",", &save); w; w = strtok_r (NULL, ",", &save)) {
+    char *colon = strchr (w, ':');
+    uint64_t offset, length;
+    const char *why = "OFFSET:LENGTH expected";
+
+    if (count == MAX_WINDOWS) {
+      fprintf (stderr, "%s: --windows: more than %d\n", PROGRAM_NAME,
+               MAX_WINDOWS);
+      return -1;
+    }
+    if (colon == NULL)
+      goto bad;
+    *colon = '\0';
+    if (parse_size (w, &offset, &why) == -1
+        || parse_size (colon + 1, &length, &why) == -1)
+      goto bad;
+    why = "not whole pages, empty, or past the end of the store";
+    if (offset % CSWAP_PAGE_SIZE || length % CSWAP_PAGE_SIZE || length == 0
+        || offset > store_bytes || length > store_bytes - offset)
+      goto bad;
+    devices[count++] = (struct served_device) {
+      .offset_bytes = offset, .length_bytes = length,
+    };
+    continue;
+  bad:
+    fprintf (stderr, "%s: --windows: %s%s%s: %s\n", PROGRAM_NAME, w,
+             colon ? ":" : "", colon ? colon + 1 : "", why);
+    return -1;
+  }
+  if (count == 0) {
+    fprintf (stderr, "%s: --windows: none given\n", PROGRAM_NAME);
+    return -1;
+  }
+  return count;
+}
+
+/* The first of the COUNT DEVICES the kernel swaps to (a line of
+ * /proc/swaps names it), or NULL.
+ */
+static const char *
+swap_device (const struct served_device *devices, int count)
 {
   FILE *f = fopen ("/proc/swaps", "re");
   char line[512];
-  size_t len = strlen (block_path);
-  bool found = false;
+  const char *found = NULL;
 
   if (f == NULL)
-    return false;
-  while (!found && fgets (line, sizeof line, f))
-    found = strncmp (line, block_path, len) == 0
-            && (line[len] == ' ' || line[len] == '\t');
+    return NULL;
+  while (found == NULL && fgets (line, sizeof line, f))
+    for (int i = 0; i < count && found == NULL; i++) {
+      size_t len = strlen (devices[i].path);
+
+      if (devices[i].started && strncmp (line, devices[i].path, len) == 0
+          && (line[len] == ' ' || line[len] == '\t'))
+        found = devices[i].path;
+    }
   fclose (f);
   return found;
 }
 
-/* Waits for a stop: a SIGTERM or SIGINT while BLOCK_PATH is not swap
- * (refused, with a line, while it is), or the queues ending (ENDED_FD).
+/* Waits for a stop: a SIGTERM or SIGINT while no device is swap
+ * (refused, with a line, while one is), or the queues ending (ENDED_FD).
  * SIGHUP is logged and ignored.
  */
 static void
-wait_for_stop (int signal_fd, int ended_fd, const char *block_path)
+wait_for_stop (int signal_fd, int ended_fd,
+               const struct served_device *devices, int count)
 {
   struct pollfd fds[2] = {
     { .fd = signal_fd, .events = POLLIN },
@@ -304,6 +406,7 @@ wait_for_stop (int signal_fd, int ended_fd, const char *block_path)
 
   for (;;) {
     struct signalfd_siginfo info;
+    const char *swap;
 
     if (poll (fds, 2, -1) == -1) {
       if (errno == EINTR)
@@ -312,8 +415,8 @@ wait_for_stop (int signal_fd, int ended_fd, const char *block_path)
       return;
     }
     if (fds[1].revents) {
-      fprintf (stderr, "%s: %s: the device's queues ended (deleted?): "
-               "stopping\n", PROGRAM_NAME, block_path);
+      fprintf (stderr, "%s: a device's queues ended (deleted?): stopping\n",
+               PROGRAM_NAME);
       return;
     }
     if (read (signal_fd, &info, sizeof info) != sizeof info)
@@ -323,13 +426,129 @@ wait_for_stop (int signal_fd, int ended_fd, const char *block_path)
                "cswapctl)\n", PROGRAM_NAME);
       continue;
     }
-    if (is_swap (block_path)) {
+    swap = swap_device (devices, count);
+    if (swap) {
       fprintf (stderr, "%s: %s refused: %s is swap; swapoff it first\n",
-               PROGRAM_NAME, strsignal (info.ssi_signo), block_path);
+               PROGRAM_NAME, strsignal (info.ssi_signo), swap);
       continue;
     }
     return;
   }
+}
+
+/* Adds D as a ublk device (number DEV_ID, or the driver's choice at -1)
+ * with its parameters and opens its char device: 0, or -1 after saying
+ * why.
+ */
+static int
+add_device (struct ublk_control *control, struct served_device *d,
+            const struct command_line *cl, int64_t dev_id)
+{
+  struct ublk_params params;
+  int r;
+
+  d->char_fd = -1;
+  d->info = (struct ublk_dev_info) {
+    .nr_hw_queues = cl->queues,
+    .queue_depth = cl->depth,
+    .max_io_buf_bytes = DEVICE_MAX_IO_BYTES,
+    .dev_id = (uint32_t) dev_id,
+    .flags = ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE,
+  };
+  r = ublk_control_add (control, &d->info);
+  if (r < 0) {
+    fprintf (stderr, "%s: ADD_DEV: %s\n", PROGRAM_NAME, strerror (-r));
+    return -1;
+  }
+  d->added = true;
+  snprintf (d->path, sizeof d->path, UBLK_BLOCK_PATH_FORMAT, d->info.dev_id);
+  params = device_params (d->length_bytes);
+  r = ublk_control_set_params (control, d->info.dev_id, &params);
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: SET_PARAMS: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+    return -1;
+  }
+  d->char_fd = open_char_device (d->info.dev_id);
+  return d->char_fd == -1 ? -1 : 0;
+}
+
+/* Starts D's queues and its disk: 0, or -1 after saying why. */
+static int
+start_device (struct ublk_control *control, struct served_device *d,
+              int ended_fd)
+{
+  const char *why;
+  int r;
+
+  d->queues = ublk_queues_start (d->char_fd, d->info.nr_hw_queues,
+                                 d->info.queue_depth, d->info.max_io_buf_bytes,
+                                 &d->device, d->offset_bytes, ended_fd,
+                                 ublk_control_features (control)
+                                 & UBLK_F_CMD_IOCTL_ENCODE, &why);
+  if (d->queues == NULL) {
+    fprintf (stderr, "%s: %s: %s: %m\n", PROGRAM_NAME, d->path, why);
+    return -1;
+  }
+  r = ublk_control_start (control, d->info.dev_id, getpid ());
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: START_DEV: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+    return -1;
+  }
+  d->started = true;
+  fprintf (stderr, "%s: serving %s: bytes %llu to %llu of the store, "
+           "%u queues of %u, requests up to %u KiB\n", PROGRAM_NAME, d->path,
+           (unsigned long long) d->offset_bytes,
+           (unsigned long long) (d->offset_bytes + d->length_bytes),
+           d->info.nr_hw_queues, d->info.queue_depth,
+           d->info.max_io_buf_bytes / 1024);
+  return 0;
+}
+
+/* Undoes what add_device and start_device did of D: the disk goes first,
+ * while the queues still serve what it flushes; then the queues, whose
+ * commands the driver has aborted; then the device.
+ */
+static void
+remove_device (struct ublk_control *control, struct served_device *d)
+{
+  int r;
+
+  if (d->started && (r = ublk_control_stop (control, d->info.dev_id)) < 0)
+    fprintf (stderr, "%s: %s: STOP_DEV: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+  ublk_queues_stop (d->queues);
+  d->queues = NULL;
+  if (d->char_fd != -1)
+    close (d->char_fd);
+  if (d->added && (r = ublk_control_delete (control, d->info.dev_id)) < 0)
+    fprintf (stderr, "%s: %s: DEL_DEV: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+  d->added = d->started = false;
+}
+
+/* The devices' paths into PATH, one a line, whole or not at all. */
+static int
+write_device_list (const char *path, const struct served_device *devices,
+                   int count)
+{
+  char tmp[PATH_MAX];
+  FILE *f;
+
+  if (snprintf (tmp, sizeof tmp, "%s.tmp", path) >= (int) sizeof tmp
+      || (f = fopen (tmp, "we")) == NULL) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, path);
+    return -1;
+  }
+  for (int i = 0; i < count; i++)
+    fprintf (f, "%s\n", devices[i].path);
+  if (fclose (f) == EOF || rename (tmp, path) == -1) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, path);
+    unlink (tmp);
+    return -1;
+  }
+  return 0;
 }
 
 int
@@ -337,15 +556,11 @@ main (int argc, char *argv[])
 {
   struct command_line cl = { .depth = DEFAULT_DEPTH, .dev_id = -1 };
   struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
-  struct device device = { 0 };
+  struct served_device devices[MAX_WINDOWS];
   struct ublk_control *control = NULL;
-  struct ublk_queues *queues = NULL;
-  struct ublk_dev_info info;
-  struct ublk_params params;
-  bool added = false, started = false;
-  int status = EXIT_FAILURE, char_fd = -1, signal_fd = -1, ended_fd = -1, r;
+  int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
+  bool listed = false;
   const char *why;
-  char block_path[64];
   sigset_t stop_signals;
 
   if (argc == 2 && strcmp (argv[1], "--features") == 0)
@@ -359,6 +574,13 @@ main (int argc, char *argv[])
     fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
     return EXIT_FAILURE;
   }
+  if (cl.print_size) {
+    printf ("%llu\n", (unsigned long long) cl.device.store.size_bytes);
+    return EXIT_SUCCESS;
+  }
+  count = parse_windows (cl.windows, cl.device.store.size_bytes, devices);
+  if (count == -1)
+    return EXIT_FAILURE;
   if (cl.queues == 0) {
     long cpus = sysconf (_SC_NPROCESSORS_CONF);
     cl.queues = cpus < 1 ? 1 : cpus > MAX_QUEUES ? MAX_QUEUES : cpus;
@@ -392,74 +614,41 @@ main (int argc, char *argv[])
 
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
-  device.store = life.store;
-  device.owner_uid = getuid ();
-  device.owner_gid = getgid ();
-
-  info = (struct ublk_dev_info) {
-    .nr_hw_queues = cl.queues,
-    .queue_depth = cl.depth,
-    .max_io_buf_bytes = DEVICE_MAX_IO_BYTES,
-    .dev_id = (uint32_t) cl.dev_id,
-    .flags = ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE,
-  };
-  r = ublk_control_add (control, &info);
-  if (r < 0) {
-    fprintf (stderr, "%s: ADD_DEV: %s\n", PROGRAM_NAME, strerror (-r));
-    goto out;
+  for (int i = 0; i < count; i++) {
+    devices[i].device = (struct device) {
+      .store = life.store, .owner_uid = getuid (), .owner_gid = getgid (),
+    };
+    if (add_device (control, &devices[i], &cl,
+                    cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
+      count = i + 1;            /* what remove_device must undo */
+      goto out;
+    }
   }
-  added = true;
-  snprintf (block_path, sizeof block_path, UBLK_BLOCK_PATH_FORMAT, info.dev_id);
-  params = device_params (store_size (life.store));
-  r = ublk_control_set_params (control, info.dev_id, &params);
-  if (r < 0) {
-    fprintf (stderr, "%s: SET_PARAMS: %s\n", PROGRAM_NAME, strerror (-r));
-    goto out;
-  }
-  char_fd = open_char_device (info.dev_id);
-  if (char_fd == -1)
-    goto out;
 
   /* No fork: serving starts here.  Memory locked, the store's and the
-   * control threads, READY=1 (the disk follows within a moment).
+   * control threads, READY=1 (the disks follow within a moment).
    */
   if (daemon_start_after_fork (&life) == -1)
     goto out;
-  queues = ublk_queues_start (char_fd, info.dev_id, info.nr_hw_queues,
-                              info.queue_depth, info.max_io_buf_bytes,
-                              &device, ended_fd,
-                              ublk_control_features (control)
-                              & UBLK_F_CMD_IOCTL_ENCODE, &why);
-  if (queues == NULL) {
-    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
-    goto out;
+  for (int i = 0; i < count; i++)
+    if (start_device (control, &devices[i], ended_fd) == -1)
+      goto out;
+  if (cl.device_list) {
+    if (write_device_list (cl.device_list, devices, count) == -1)
+      goto out;
+    listed = true;
   }
-  r = ublk_control_start (control, info.dev_id, getpid ());
-  if (r < 0) {
-    fprintf (stderr, "%s: START_DEV: %s\n", PROGRAM_NAME, strerror (-r));
-    goto out;
-  }
-  started = true;
-  fprintf (stderr, "%s: serving %s: %u queues of %u, requests up to %u KiB\n",
-           PROGRAM_NAME, block_path, info.nr_hw_queues, info.queue_depth,
-           info.max_io_buf_bytes / 1024);
-  printf ("%s\n", block_path);
+  for (int i = 0; i < count; i++)
+    printf ("%s\n", devices[i].path);
   fflush (stdout);
-  wait_for_stop (signal_fd, ended_fd, block_path);
+  wait_for_stop (signal_fd, ended_fd, devices, count);
   status = EXIT_SUCCESS;
 
  out:
-  /* The disk goes first, while the queues still serve what it flushes;
-   * then the queues, whose commands the driver has aborted; then the
-   * device.
-   */
-  if (started && (r = ublk_control_stop (control, info.dev_id)) < 0)
-    fprintf (stderr, "%s: STOP_DEV: %s\n", PROGRAM_NAME, strerror (-r));
-  ublk_queues_stop (queues);
-  if (char_fd != -1)
-    close (char_fd);
-  if (added && (r = ublk_control_delete (control, info.dev_id)) < 0)
-    fprintf (stderr, "%s: DEL_DEV: %s\n", PROGRAM_NAME, strerror (-r));
+  if (listed)
+    unlink (cl.device_list);
+  for (int i = count - 1; i >= 0; i--)
+    remove_device (control, &devices[i]);
   ublk_control_close (control);
   daemon_stop (&life);
   if (signal_fd != -1)

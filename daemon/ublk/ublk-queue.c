@@ -40,6 +40,7 @@ struct ublk_queues {
   uint32_t max_io_bytes;
   bool ioctl_encode;                    /* I/O commands ioctl-encoded */
   const struct device *device;
+  uint64_t window_offset_bytes;         /* where sector 0 is in the store */
   int stop_fd;                          /* eventfd: readable once stopping */
   int ended_fd;                         /* the caller's */
   pthread_mutex_t lock;
@@ -114,10 +115,11 @@ queue_command (struct ublk_queue *queue, unsigned tag, unsigned op,
  * bytes done (reads and writes) or 0, or a negative errno.
  */
 static int32_t
-serve_request (const struct device *device, const struct ublk_io_desc *desc,
-               void *buf, uint32_t max_io_bytes)
+serve_request (const struct device *device, uint64_t window_offset_bytes,
+               const struct ublk_io_desc *desc, void *buf,
+               uint32_t max_io_bytes)
 {
-  uint64_t offset = desc->start_sector << SECTOR_SHIFT;
+  uint64_t offset = window_offset_bytes + (desc->start_sector << SECTOR_SHIFT);
   uint64_t bytes = (uint64_t) desc->nr_sectors << SECTOR_SHIFT;
 
   switch (desc->op_flags & 0xff) {
@@ -234,7 +236,9 @@ serve (struct ublk_queue *queue)
       }
       unsigned tag = cqe->user_data;
       if (cqe->res == UBLK_IO_RES_OK) {
-        int32_t result = serve_request (owner->device, &queue->descs[tag],
+        int32_t result = serve_request (owner->device,
+                                        owner->window_offset_bytes,
+                                        &queue->descs[tag],
                                         tag_buffer (queue, tag),
                                         owner->max_io_bytes);
         queue_command (queue, tag, UBLK_IO_COMMIT_AND_FETCH_REQ, result);
@@ -282,15 +286,14 @@ queue_thread_main (void *arg)
 }
 
 struct ublk_queues *
-ublk_queues_start (int char_fd, uint32_t dev_id, unsigned nr_queues,
-                   unsigned depth, uint32_t max_io_bytes,
-                   const struct device *device, int ended_fd,
+ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
+                   uint32_t max_io_bytes, const struct device *device,
+                   uint64_t window_offset_bytes, int ended_fd,
                    bool ioctl_encode, const char **why)
 {
   struct ublk_queues *queues;
   int r;
 
-  (void) dev_id;
   queues = calloc (1, sizeof *queues + nr_queues * sizeof queues->queues[0]);
   if (queues == NULL) {
     *why = "calloc";
@@ -301,6 +304,7 @@ ublk_queues_start (int char_fd, uint32_t dev_id, unsigned nr_queues,
   queues->max_io_bytes = max_io_bytes;
   queues->ioctl_encode = ioctl_encode;
   queues->device = device;
+  queues->window_offset_bytes = window_offset_bytes;
   queues->ended_fd = ended_fd;
   queues->count = nr_queues;
   pthread_mutex_init (&queues->lock, NULL);

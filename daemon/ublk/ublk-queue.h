@@ -35,17 +35,19 @@
 
 struct ublk_queues;
 
-/* Maps and starts NR_QUEUES queue threads of device DEV_ID (whose char
- * device is open as CHAR_FD), DEPTH tags each with buffers of
- * MAX_IO_BYTES, serving DEVICE.  Returns once every thread has fetched its
+/* Maps and starts NR_QUEUES queue threads of the device whose char
+ * device is open as CHAR_FD, DEPTH tags each with buffers of
+ * MAX_IO_BYTES, serving DEVICE from WINDOW_OFFSET_BYTES (the device's
+ * sector 0; the kernel keeps requests within its size).  Returns once every thread has fetched its
  * tags, or NULL with errno set and *WHY naming the step that failed.
  * ENDED_FD is written when the queues end of themselves.
  */
-extern struct ublk_queues *ublk_queues_start (int char_fd, uint32_t dev_id,
+extern struct ublk_queues *ublk_queues_start (int char_fd,
                                               unsigned nr_queues,
                                               unsigned depth,
                                               uint32_t max_io_bytes,
                                               const struct device *device,
+                                              uint64_t window_offset_bytes,
                                               int ended_fd, bool ioctl_encode,
                                               const char **why);
 
