@@ -17,13 +17,16 @@
  *    fetched every tag; STOP_DEV removes the disk, DEL_DEV the device.
  *  - I/O: per queue, the server mmaps the queue's array of struct
  *    ublksrv_io_desc from /dev/ublkcN and, for each tag, submits a
- *    URING_CMD FETCH_REQ with a buffer address.  A request completes the
- *    tag's command (res UBLK_IO_RES_OK); its descriptor says the op, the
- *    start sector and the length; for a write, the driver has already
- *    copied the data into the buffer.  The server answers with
- *    COMMIT_AND_FETCH_REQ (the result: bytes done or -errno), which for
- *    a read copies the buffer out to the request, and waits for the tag's
- *    next request, in one io_uring_enter.
+ *    URING_CMD FETCH_REQ.  A request completes the tag's command (res
+ *    UBLK_IO_RES_OK); its descriptor says the op, the start sector and
+ *    the length.  With UBLK_F_USER_COPY (6.5 and later) the server moves
+ *    the data itself: pread() of /dev/ublkcN at ublk_user_copy_offset()
+ *    reads a write's data, pwrite() there fills a read's.  (Without it
+ *    the driver copies to and from a buffer per tag, pinning the
+ *    server's pages as it does: a page not yet faulted in is then an
+ *    allocation in the swap-out path.)  The server answers with
+ *    COMMIT_AND_FETCH_REQ (the result: bytes done or -errno) and waits
+ *    for the tag's next request, in one io_uring_enter.
  *  - Commands of one queue must all come from one task (the driver
  *    checks), and a queue's requests reach it as task work run inside
  *    that task's io_uring_enter.
@@ -155,6 +158,18 @@ _Static_assert (offsetof (struct ublk_params, discard) == 40, "ublk ABI");
  * array starts on a page boundary.
  */
 #define UBLK_DESCS_OFFSET 0
+
+/* With UBLK_F_USER_COPY: where a request's data is in /dev/ublkcN. */
+#define UBLK_USER_COPY_BASE 0x80000000ULL
+#define UBLK_USER_COPY_TAG_SHIFT 25
+#define UBLK_USER_COPY_QID_SHIFT (25 + 16)
+
+static inline uint64_t
+ublk_user_copy_offset (uint16_t qid, uint16_t tag)
+{
+  return UBLK_USER_COPY_BASE + ((uint64_t) qid << UBLK_USER_COPY_QID_SHIFT)
+         + ((uint64_t) tag << UBLK_USER_COPY_TAG_SHIFT);
+}
 
 /* Device flags (ADD_DEV) and features (GET_FEATURES). */
 #define UBLK_F_URING_CMD_COMP_IN_TASK (1ULL << 1)

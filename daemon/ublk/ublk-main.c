@@ -60,11 +60,10 @@
 #define PROGRAM_NAME "cswap-ublk"
 
 /* Tags per queue: while its thread serves one request the driver can
- * queue the others, and the thread then takes them in one round.  Each
- * holds a buffer of the largest request, resident once touched; the
- * FUSE rings measured 8 as enough (fuse-uring.c).
+ * queue the others, and the thread then takes them in one round.  A tag
+ * costs 24 bytes of descriptor and no buffer (user copy: ublk-queue.h).
  */
-#define DEFAULT_DEPTH 8
+#define DEFAULT_DEPTH 16
 #define MAX_DEPTH 128
 #define MAX_QUEUES 64
 
@@ -453,7 +452,8 @@ add_device (struct ublk_control *control, struct served_device *d,
     .queue_depth = cl->depth,
     .max_io_buf_bytes = DEVICE_MAX_IO_BYTES,
     .dev_id = (uint32_t) dev_id,
-    .flags = ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE,
+    .flags = UBLK_F_USER_COPY
+             | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE),
   };
   r = ublk_control_add (control, &d->info);
   if (r < 0) {
@@ -594,6 +594,16 @@ main (int argc, char *argv[])
                PROGRAM_NAME, UBLK_CONTROL_PATH);
     else
       fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
+    return EXIT_FAILURE;
+  }
+  /* User copy (6.5 and later; every Debian kernel with ublk has it):
+   * without it the driver pins a buffer per tag as it copies
+   * (ublk-queue.h).
+   */
+  if (!(ublk_control_features (control) & UBLK_F_USER_COPY)) {
+    fprintf (stderr, "%s: this kernel's ublk driver has no UBLK_F_USER_COPY "
+             "(Linux 6.5 and later): use cswap-fuse\n", PROGRAM_NAME);
+    ublk_control_close (control);
     return EXIT_FAILURE;
   }
   /* The signals are read from a signalfd by main() alone: blocked here,

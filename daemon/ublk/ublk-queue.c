@@ -31,7 +31,7 @@ struct ublk_queue {
   bool ring_made;
   const struct ublk_io_desc *descs;     /* mapped from /dev/ublkcN */
   size_t descs_bytes;
-  unsigned char *buffers;               /* depth × max_io_bytes */
+  unsigned char *buffer;                /* max_io_bytes, faulted in */
 };
 
 struct ublk_queues {
@@ -64,12 +64,6 @@ descs_offset (unsigned qid)
   return UBLK_DESCS_OFFSET + (off_t) qid * ((max_bytes + page - 1) / page * page);
 }
 
-static void *
-tag_buffer (const struct ublk_queue *queue, unsigned tag)
-{
-  return queue->buffers + (size_t) tag * queue->owner->max_io_bytes;
-}
-
 /* A free SQE.  The ring has room for every tag and the stop poll, and a
  * round prepares at most one command per completion it reaps, so one is
  * always there; were it not, what is queued is submitted first.
@@ -99,8 +93,7 @@ queue_command (struct ublk_queue *queue, unsigned tag, unsigned op,
   struct ublk_io_cmd cmd = {
     .q_id = queue->qid,
     .tag = tag,
-    .result = result,
-    .addr = (uintptr_t) tag_buffer (queue, tag),
+    .result = result,           /* no addr: the data moves by user copy */
   };
 
   memset (sqe, 0, sizeof *sqe);
@@ -111,22 +104,57 @@ queue_command (struct ublk_queue *queue, unsigned tag, unsigned op,
   sqe->user_data = tag;
 }
 
-/* The request in DESC, served between BUF and the request layer: the
- * bytes done (reads and writes) or 0, or a negative errno.
+/* A read: the store's bytes into the queue's buffer, then into the
+ * request (pwrite on the char device): the bytes done or -errno.
  */
 static int32_t
-serve_request (const struct device *device, uint64_t window_offset_bytes,
-               const struct ublk_io_desc *desc, void *buf,
-               uint32_t max_io_bytes)
+serve_read (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
+            uint64_t bytes)
 {
-  uint64_t offset = window_offset_bytes + (desc->start_sector << SECTOR_SHIFT);
+  const struct ublk_queues *owner = queue->owner;
+  int64_t done = device_read (owner->device, queue->buffer, bytes, offset);
+
+  if (done <= 0)
+    return done;
+  if (pwrite (owner->char_fd, queue->buffer, done,
+              ublk_user_copy_offset (queue->qid, tag)) != done)
+    return -EIO;
+  return done;
+}
+
+/* A write: the request's bytes into the queue's buffer (pread on the
+ * char device), then into the store: the bytes done or -errno.
+ */
+static int32_t
+serve_write (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
+             uint64_t bytes)
+{
+  const struct ublk_queues *owner = queue->owner;
+
+  if (pread (owner->char_fd, queue->buffer, bytes,
+             ublk_user_copy_offset (queue->qid, tag)) != (ssize_t) bytes)
+    return -EIO;
+  return device_write (owner->device, queue->buffer, bytes, offset);
+}
+
+/* The request in TAG's descriptor, served: the bytes done (reads and
+ * writes) or 0, or a negative errno.
+ */
+static int32_t
+serve_request (const struct ublk_queue *queue, unsigned tag)
+{
+  const struct ublk_queues *owner = queue->owner;
+  const struct ublk_io_desc *desc = &queue->descs[tag];
+  const struct device *device = owner->device;
+  uint64_t offset = owner->window_offset_bytes
+                    + (desc->start_sector << SECTOR_SHIFT);
   uint64_t bytes = (uint64_t) desc->nr_sectors << SECTOR_SHIFT;
 
   switch (desc->op_flags & 0xff) {
   case UBLK_IO_OP_READ:
-    return bytes > max_io_bytes ? -EIO : device_read (device, buf, bytes, offset);
+    return bytes > owner->max_io_bytes ? -EIO : serve_read (queue, tag, offset, bytes);
   case UBLK_IO_OP_WRITE:
-    return bytes > max_io_bytes ? -EIO : device_write (device, buf, bytes, offset);
+    return bytes > owner->max_io_bytes ? -EIO : serve_write (queue, tag, offset, bytes);
   case UBLK_IO_OP_FLUSH:
     return 0;                   /* no volatile cache: every write is done */
   case UBLK_IO_OP_DISCARD:
@@ -236,11 +264,7 @@ serve (struct ublk_queue *queue)
       }
       unsigned tag = cqe->user_data;
       if (cqe->res == UBLK_IO_RES_OK) {
-        int32_t result = serve_request (owner->device,
-                                        owner->window_offset_bytes,
-                                        &queue->descs[tag],
-                                        tag_buffer (queue, tag),
-                                        owner->max_io_bytes);
+        int32_t result = serve_request (queue, tag);
         queue_command (queue, tag, UBLK_IO_COMMIT_AND_FETCH_REQ, result);
       }
       else {
@@ -271,6 +295,10 @@ queue_thread_main (void *arg)
 
   name_and_pin_thread (queue);
   memory_safety_mark_io_thread ();
+  /* Faulted in now, and locked by mlockall: never an allocation while
+   * serving.
+   */
+  memset (queue->buffer, 0, owner->max_io_bytes);
   r = prepare (queue, &why);
   pthread_mutex_lock (&owner->lock);
   if (r < 0 && owner->first_error == 0) {
@@ -319,12 +347,11 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
 
     queue->owner = queues;
     queue->qid = q;
-    /* Page-aligned, so that the driver copies whole pages. */
-    r = posix_memalign ((void **) &queue->buffers, CSWAP_PAGE_SIZE,
-                        (size_t) depth * max_io_bytes);
+    r = posix_memalign ((void **) &queue->buffer, CSWAP_PAGE_SIZE,
+                        max_io_bytes);
     if (r != 0) {
       errno = r;
-      *why = "posix_memalign of the queue's buffers";
+      *why = "posix_memalign of the queue's buffer";
       goto fail;
     }
   }
@@ -377,7 +404,7 @@ ublk_queues_stop (struct ublk_queues *queues)
       io_uring_queue_exit (&queue->ring);
     if (queue->descs)
       munmap ((void *) queue->descs, queue->descs_bytes);
-    free (queue->buffers);
+    free (queue->buffer);
   }
   if (queues->stop_fd != -1)
     close (queues->stop_fd);

@@ -2,24 +2,29 @@
  *
  * Each queue has a thread bound to its CPU (blk-mq maps each CPU to a
  * queue, so a swap-in is served on the CPU that faulted, as with the
- * FUSE rings), its own io_uring, and DEPTH tags, each with a buffer of
- * the device's largest request.  The thread:
+ * FUSE rings), its own io_uring, DEPTH tags and one buffer of the
+ * device's largest request: the thread serves one request at a time,
+ * moving its data with pread() and pwrite() on /dev/ublkcN
+ * (UBLK_F_USER_COPY), so the tags need no buffer of their own.  The
+ * thread:
  *  1. maps the queue's descriptors from /dev/ublkcN and submits a
  *     FETCH_REQ for each tag, then reports (the driver's START_DEV waits
  *     for every queue to have fetched every tag);
  *  2. loops: one io_uring_submit_and_wait() sends the answers of the last
  *     round (COMMIT_AND_FETCH_REQ) and waits; each completion with res
- *     UBLK_IO_RES_OK is a request in its tag, served straight between the
- *     tag's buffer and the request layer (device.h: the same rules,
+ *     UBLK_IO_RES_OK is a request in its tag, served through the
+ *     thread's buffer by the request layer (device.h: the same rules,
  *     timing, full warning and ladder note as the FUSE file's);
  *  3. ends when every tag's command has ended (UBLK_IO_RES_ABORT: the
  *     device is stopping or gone) or when the stop eventfd is written.
  * A queue whose tags all end while the daemon did not ask writes the
  * caller's eventfd, so that main() stops rather than serve a dead device.
  *
- * The buffers are the driver's copy target: it pins their pages while it
- * copies, so they must never be swapped out; the daemon's memory is
- * locked (memory-safety.h) before the queues start.
+ * The buffer is faulted in before the first request, after the daemon's
+ * memory is locked (memory-safety.h): a page first touched while serving
+ * a swap-out would be an allocation that only a swap-out can satisfy.
+ * A queue costs one 128 KiB buffer whatever its depth, where a buffer per
+ * tag for the driver to copy into would cost depth times that.
  *
  * Threads and locking: a queue, its ring, descriptors and buffers belong
  * to its thread.  The threads share the device (thread-safe) and, while

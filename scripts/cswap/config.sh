@@ -14,7 +14,7 @@ read_config ()
 {
   local line key value
   # The defaults of config-file.h.
-  frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
+  frontend=auto priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
   ladder_online=auto ladder_headroom=32M ladder_floor=auto
   halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
