@@ -40,7 +40,7 @@ void
 config_service_init (struct cswap_service *service)
 {
   *service = (struct cswap_service) {
-    .frontend = FRONTEND_FUSE,
+    .frontend = FRONTEND_AUTO,
     .priority = CONFIG_DEFAULT_PRIORITY,
     .ladder_step = CONFIG_DEFAULT_LADDER_STEP,
     .ladder_online = LADDER_ONLINE_AUTO,
@@ -165,8 +165,9 @@ service_set (struct cswap_service *service, const char *key,
 
   if (strcmp (key, "frontend") == 0) {
     static const char *const names[] = {
-      [FRONTEND_FUSE] = "fuse", [FRONTEND_NBD] = "nbd",
-      [FRONTEND_REMOTE] = "remote",
+      [FRONTEND_AUTO] = "auto", [FRONTEND_FUSE] = "fuse",
+      [FRONTEND_NBD] = "nbd", [FRONTEND_REMOTE] = "remote",
+      [FRONTEND_UBLK] = "ublk",
     };
     unsigned index;
 
@@ -410,6 +411,9 @@ check_service (const char *path, const struct cswap_service *service,
     if (service->frontend == FRONTEND_REMOTE)
       reason = "frontend = remote is one device, with no ladder to follow "
         "(use ladder-online = all)";
+    else if (service->frontend == FRONTEND_UBLK)
+      reason = "frontend = ublk: cswap-ublk's steps are its own devices, "
+        "which the follower does not take yet (use ladder-online = all)";
     else if (strcmp (options->ctl.path, CONTROL_PATH_NONE) == 0)
       reason = "the daemon is handed its steps over the control socket, "
         "and ctl = none has none";

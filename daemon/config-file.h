@@ -54,9 +54,12 @@ enum cswap_ladder_online {
 };
 
 enum cswap_frontend {
-  FRONTEND_FUSE,                /* cswap-fuse + loop (the default) */
+  FRONTEND_AUTO,                /* ublk where the kernel has it, else fuse
+                                   (the default; `cswap` decides) */
+  FRONTEND_FUSE,                /* cswap-fuse + loop */
   FRONTEND_NBD,                 /* nbdkit + nbd-client, needs the nbd driver */
   FRONTEND_REMOTE,              /* nbd-client to a cswap server: no daemon */
+  FRONTEND_UBLK,                /* cswap-ublk, needs the ublk driver */
 };
 
 /* The NBD protocol's longest export name. */
@@ -65,7 +68,7 @@ enum cswap_frontend {
 
 /* The service keys: how `cswap up` attaches the device. */
 struct cswap_service {
-  enum cswap_frontend frontend; /* frontend = fuse|nbd|remote */
+  enum cswap_frontend frontend; /* frontend = auto|fuse|nbd|remote|ublk */
   int priority;                 /* priority = -1..32767, swapon -p */
   char mountpoint[PATH_MAX];    /* mountpoint = PATH, cswap-fuse's */
   uint64_t ladder_step;         /* ladder-step = SIZE, 0 for one device */

@@ -17,6 +17,7 @@ cmd_check ()
       echo "# zswap is on ($(zswap_param)): $zswap_twice; '$program up' turns it off while cswap is up (zswap = keep leaves it on)"
     fi
   fi
+  [[ $frontend == remote ]] || echo "# front end: $frontend_why"
   echo "$merged_config"
 }
 
@@ -49,6 +50,7 @@ write_state ()
   {
     echo "pid=$1"
     echo "frontend=$frontend"
+    echo "frontend_why=$frontend_why"
     echo "mountpoint=$mountpoint"
     echo "priority=$priority"
     echo "socket=$socket"
@@ -291,6 +293,7 @@ cmd_status ()
     say "not active: devices ${devices[*]:-none}, daemon $pid running"
   fi
   echo "config:     $(state_get config)"
+  [[ -z $(state_get frontend_why) ]] || echo "front end:  $(state_get frontend) ($(state_get frontend_why))"
   echo "mountpoint: $(state_get mountpoint)"
   echo "socket:     $socket_path"
   if following; then

@@ -14,7 +14,7 @@ read_config ()
 {
   local line key value
   # The defaults of config-file.h.
-  frontend=fuse priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
+  frontend=auto priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
   ladder_online=auto ladder_headroom=32M ladder_floor=auto
   halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
@@ -43,6 +43,7 @@ read_config ()
         printf -v "${key//-/_}" '%s' "$value" ;;
     esac
   done <<<"$merged_config"
+  resolve_frontend
   [[ $ladder_online != auto ]] || ladder_online=$(auto_ladder_online)
   [[ $ladder_floor != auto ]] || ladder_floor=$(auto_ladder_floor)
 }
@@ -65,12 +66,35 @@ mem_total_kib ()
   awk '$1 == "MemTotal:" { kib = $2 } END { print kib + 0 }' "$meminfo" 2>/dev/null
 }
 
+# resolve_frontend: frontend = auto made ublk or fuse, with the reason in
+# $frontend_why (`cswap check` and `status` print it).  ublk where the
+# kernel has its driver (/dev/ublk-control, or `modprobe ublk_drv` makes
+# it: Debian 13's 6.12, bookworm-backports', 7.x): a swap-in is two
+# wake-ups, the faulting task to the daemon and back, with no loop worker
+# in between.  Else fuse, not nbd even where the nbd driver is: in the
+# 160 MiB VM the nbd path took 2.29-2.65x zram's time on gcc where
+# cswap-fuse took 1.71-1.78x (doc/design.md).
+resolve_frontend ()
+{
+  frontend_why="frontend = $frontend in $config"
+  [[ $frontend == auto ]] || return 0
+  if [[ ! -x $cswap_ublk ]]; then
+    frontend=fuse frontend_why="auto: fuse ($cswap_ublk is not installed)"
+  elif [[ -e $dev_dir/ublk-control ]] || { [[ $(id -u) == 0 ]] && modprobe ublk_drv 2>/dev/null && [[ -e $dev_dir/ublk-control ]]; }; then
+    frontend=ublk frontend_why="auto: ublk (this kernel has the ublk driver: $dev_dir/ublk-control)"
+  else
+    frontend=fuse frontend_why="auto: fuse (this kernel has no ublk driver: no $dev_dir/ublk-control, modprobe ublk_drv failed)"
+  fi
+}
+
 # auto_ladder_online: what ladder-online = auto means for this
 # configuration (config-file.h): follow where there is a ladder to follow
-# and a control socket to hand it over, all otherwise.
+# and a control socket to hand it over, all otherwise.  cswap-ublk's steps
+# are its own block devices, which its follower does not take yet: all.
 auto_ladder_online ()
 {
-  if [[ $frontend != remote && $socket != none ]] && (($(size_bytes "$ladder_step") > 0)); then
+  if [[ $frontend != remote && $frontend != ublk && $socket != none ]] \
+     && (($(size_bytes "$ladder_step") > 0)); then
     echo follow
   else
     echo all

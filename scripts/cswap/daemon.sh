@@ -13,6 +13,21 @@ daemon_command ()
     fuse)
       daemon_argv=("$cswap_fuse" -f "--ctl=$socket" --config "$config" "$mountpoint")
       ;;
+    ublk)
+      [[ -x $cswap_ublk ]] || die $EXIT_FAILED "frontend = ublk: $cswap_ublk is not installed"
+      [[ -e $dev_dir/ublk-control ]] || modprobe ublk_drv 2>/dev/null \
+        || die $EXIT_FAILED "frontend = ublk: this kernel has no ublk driver (modprobe ublk_drv failed)"
+      # One ublk device per step of the ladder, made by the daemon, which
+      # lists them in a file once all serve.
+      local size windows
+      size=$("$cswap_ublk" "--ctl=$socket" --config "$config" --print-size) \
+        || die $EXIT_FAILED "frontend = ublk: cannot size the device"
+      windows=$(ladder_windows "$size" "$(size_bytes "$ladder_step")" \
+                | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $1, $2 }')
+      rm -f "$state_dir/ublk-devices"
+      daemon_argv=("$cswap_ublk" "--ctl=$socket" --config "$config"
+                   --windows "$windows" --device-list "$state_dir/ublk-devices")
+      ;;
     nbd)
       command -v nbdkit >/dev/null || die $EXIT_FAILED "frontend = nbd: nbdkit is not installed"
       check_nbdkit_fits "$(command -v nbdkit)"
@@ -105,6 +120,7 @@ served_path ()
   case $frontend in
     fuse) echo "/proc/$1/root$mountpoint/swap" ;;
     nbd) echo "$state_dir/nbd.sock" ;;
+    ublk) echo "$state_dir/ublk-devices" ;;
   esac
 }
 

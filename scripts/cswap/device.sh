@@ -70,13 +70,25 @@ attach_windows ()
 # undoing its part.
 attach_device ()
 {
-  local pid=$1 file dev size i
+  local pid=$1 file dev size i offset length
   devices=()
   case $frontend in
     fuse)
       file=$(served_path "$pid")
       size=$(stat -L -c %s "$file") || { warn "cannot stat $file"; return 1; }
       attach_windows "$size" attach_loop "$file" || return 1
+      ;;
+    ublk)
+      # The daemon made them, one per window, in ladder order.
+      local windows=()
+      mapfile -t devices < "$(served_path "$pid")"
+      size=$(served_size) || { warn "cannot ask the daemon its size"; return 1; }
+      while read -r offset length; do windows+=("$offset:$length"); done \
+        < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
+      [[ ${#devices[@]} -gt 0 && ${#devices[@]} -eq ${#windows[@]} ]] \
+        || { warn "cswap-ublk listed ${#devices[@]} devices for ${#windows[@]} windows"; return 1; }
+      state_set devices "${devices[*]}"
+      state_set windows "${windows[*]}"
       ;;
     nbd)
       command -v nbd-client >/dev/null || { warn "frontend = nbd: nbd-client is not installed"; return 1; }
@@ -142,7 +154,7 @@ is_ours ()
   case $1 in
     /dev/loop*)
       [[ $(losetup -n -O BACK-FILE "$1" 2>/dev/null) == *"$(state_get mountpoint)/swap"* ]] ;;
-    /dev/nbd*) true ;;
+    /dev/nbd*|/dev/ublkb*) true ;;
     *) false ;;
   esac
 }
@@ -158,6 +170,8 @@ detach_devices ()
     case $dev in
       /dev/loop*) losetup -d "$dev" || { warn "losetup -d $dev failed"; kept+=("$dev"); } ;;
       /dev/nbd*) nbd-client -d "$dev" >/dev/null 2>&1 || { warn "nbd-client -d $dev failed"; kept+=("$dev"); } ;;
+      # cswap-ublk deletes its devices when it stops.
+      /dev/ublkb*) ;;
     esac
   done
   if [[ ${#kept[@]} -gt 0 ]]; then

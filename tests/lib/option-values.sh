@@ -49,7 +49,7 @@ declare -A bad=(
   [lock-memory]="maybe|yes or no" [core-dump]="always|yes or no"
   [compact]="sometimes|auto or off"
   [compact-threshold]="0|" [transport]="ring|auto, uring or classic"
-  [frontend]="tcp|fuse, nbd or remote"
+  [frontend]="tcp|auto, fuse, nbd, remote or ublk"
   [priority]="40000|" [mountpoint]="relative/path|absolute"
   [ladder-step]="1000|4 KiB pages" [halt-poll]="always|auto or keep"
   [min-free]="never|auto or keep" [page-cluster]="5|auto or keep"

@@ -105,6 +105,7 @@ $unitdir/cswap.service
 /usr/sbin/cswap
 /usr/sbin/cswap-connect
 /usr/sbin/cswap-fuse
+/usr/sbin/cswap-ublk
 /usr/sbin/cswapctl
 /usr/share/bash-completion/completions/cswap
 /usr/share/bash-completion/completions/cswapctl
@@ -114,6 +115,7 @@ $unitdir/cswap.service
 /usr/share/man/man5/cswap.conf.5.gz
 /usr/share/man/man8/cswap-connect.8.gz
 /usr/share/man/man8/cswap-fuse.8.gz
+/usr/share/man/man8/cswap-ublk.8.gz
 /usr/share/man/man8/cswap.8.gz
 /usr/share/man/man8/cswapctl.8.gz
 EOF

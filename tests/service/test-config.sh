@@ -242,7 +242,7 @@ check "cswap check accepts the merged configuration (status $status)" \
   eval '[[ $status -eq 0 && $out =~ $ends_ok ]]'
 has_line () { grep -qxF -- "$1" <<<"$out"; }
 check "files are read in the lexical order of their names, wherever they are" \
-  test "$(sed -n 's/^# \([^:]*\).*/\1/p' <<<"$out" | tr '\n' ' ')" = \
+  test "$(sed -n 's|^# \(/[^:]*\).*|\1|p' <<<"$out" | tr '\n' ' ')" = \
        "$conf $admin/10-early.conf $vendor/50-vendor.conf $admin/60-same.conf $admin/70-masked.conf $admin/9-late.conf "
 check "the last file to give a key wins, and is named with its line" \
   has_line "size = 3G  # $admin/9-late.conf:1, 3072 MiB"

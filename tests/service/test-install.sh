@@ -43,16 +43,17 @@ check "meson install --destdir" \
   eval 'meson install -C "$CSWAP_BUILD_ROOT" --destdir "$dest" --no-rebuild >"$dest.log" 2>&1 || { sed "s/^/# /" "$dest.log"; false; }'
 rm -f "$dest.log"
 
-for file in "$sbindir/cswap" "$sbindir/cswap-fuse" "$sbindir/cswapctl" "$sbindir/cswap-connect" \
+for file in "$sbindir/cswap" "$sbindir/cswap-fuse" "$sbindir/cswap-ublk" "$sbindir/cswapctl" "$sbindir/cswap-connect" \
             "$plugindir/nbdkit-cswap-plugin.so" "$unitdir/cswap.service" \
             "$unitdir/cswap-remote.service" \
             "$sysconfdir/cswap.conf.example" \
             "$mandir/man1/nbdkit-cswap-plugin.1" "$mandir/man8/cswap.8" \
             "$mandir/man8/cswap-fuse.8" "$mandir/man5/cswap.conf.5" "$mandir/man8/cswap-connect.8" \
+            "$mandir/man8/cswap-ublk.8" \
             "$completionsdir/cswapctl" "$completionsdir/cswap"; do
   check "installed $file" test -f "$dest$file"
 done
-for prog in cswap cswap-fuse cswapctl cswap-connect; do
+for prog in cswap cswap-fuse cswap-ublk cswapctl cswap-connect; do
   check "$prog is executable" test -x "$dest$sbindir/$prog"
 done
 check "no cswap.conf installed, only the example" \
@@ -63,6 +64,8 @@ check "the helper has every @VARIABLE@ substituted" \
   eval '! grep -n "@[A-Z_]*@" "$helper"'
 check "the helper names the installed cswap-fuse" \
   grep -q "^cswap_fuse=.*'$sbindir/cswap-fuse'" "$helper"
+check "the helper names the installed cswap-ublk" \
+  grep -q "^cswap_ublk=.*'$sbindir/cswap-ublk'" "$helper"
 check "the helper names the installed cswap-connect" \
   grep -q "^cswap_connect=.*'$sbindir/cswap-connect'" "$helper"
 check "cswap --version says $version" \

@@ -1,0 +1,45 @@
+/* cswap: the ublk driver's control commands (/dev/ublk-control).
+ *
+ * One ring, one command at a time, each waited for: the control path is
+ * a handful of commands at start and stop, never on the request path.
+ * The driver is asked what it has (GET_FEATURES, 6.5 and later; older
+ * drivers have none of the features cswap asks about) and commands are
+ * sent in the encoding it takes.
+ *
+ * Locking: a control handle belongs to one thread (the daemon's main
+ * thread).
+ */
+#ifndef CSWAP_UBLK_CONTROL_H
+#define CSWAP_UBLK_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ublk-abi.h"
+
+struct ublk_control;
+
+/* Opens /dev/ublk-control (loading ublk_drv is the caller's: `modprobe
+ * ublk_drv`) and asks for the driver's features.  Returns NULL with
+ * errno set (ENOENT: no driver) and *WHY saying what failed.
+ */
+extern struct ublk_control *ublk_control_open (const char **why);
+extern void ublk_control_close (struct ublk_control *control);
+
+/* What the driver has: UBLK_F_* bits (0 before 6.5). */
+extern uint64_t ublk_control_features (const struct ublk_control *control);
+
+/* Each returns 0 or a negative errno from the driver. */
+extern int ublk_control_add (struct ublk_control *control,
+                             struct ublk_dev_info *info);
+extern int ublk_control_set_params (struct ublk_control *control,
+                                    uint32_t dev_id,
+                                    const struct ublk_params *params);
+/* Blocks until every queue has fetched every tag, then makes the disk. */
+extern int ublk_control_start (struct ublk_control *control, uint32_t dev_id,
+                               pid_t server_pid);
+extern int ublk_control_stop (struct ublk_control *control, uint32_t dev_id);
+extern int ublk_control_delete (struct ublk_control *control, uint32_t dev_id);
+
+#endif /* CSWAP_UBLK_CONTROL_H */

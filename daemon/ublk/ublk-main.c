@@ -1,0 +1,669 @@
+/* cswap: cswap-ublk — the store served as a ublk block device.
+ *
+ *   modprobe ublk_drv
+ *   cswap-ublk --size 4G &         # prints /dev/ublkbN once it serves
+ *   mkswap /dev/ublkbN && swapon --discard=pages /dev/ublkbN
+ *
+ * With --windows OFFSET:LENGTH,… it serves one device per window of the
+ * store instead, in that order: the steps of `cswap up`'s ladder
+ * (scripts/cswap/ladder.sh), as loop devices over windows of the FUSE
+ * file are, sharing one pool.  --device-list FILE writes their paths
+ * there, one a line, once all serve (`cswap up` waits for it).
+ *
+ * ublk (drivers/block/ublk_drv.c, Linux 6.0 and later; enabled in Debian
+ * from 6.12) is a block device whose requests a userspace server answers
+ * through io_uring: a request reaches the queue's thread as task work,
+ * and its answer completes it from the same io_uring_enter, with no loop
+ * device, no FUSE hop and no socket in between (doc/design.md, "ublk").
+ *
+ * This file reads the command line, makes the store, adds the device,
+ * starts the queues (ublk-queue.h) and the disk, and serves until a
+ * SIGTERM or SIGINT arrives while the disk is not swap (while it is, they
+ * are refused with a line that names it: the pages swapped to it would be
+ * lost), or until the queues end of themselves (someone deleted the
+ * device).  It then stops the disk, the queues, deletes the device and
+ * prints the stats line.  The device options are the other front ends'
+ * (options.c), as --key=value, --key value, -o key=value or key=value.
+ *
+ * Everything that can fail runs before the first queue thread starts, so
+ * that a failure undoes cleanly and its message reaches the terminal.
+ *
+ * Locking: none.  main() is single-threaded until the queues start; the
+ * queue threads use only the device (device.h: thread-safe), the control
+ * thread only the store.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config-file.h"
+#include "daemon-life.h"
+#include "device.h"
+#include "options.h"
+#include "parse.h"
+#include "program-message.h"
+#include "ublk-control.h"
+#include "ublk-queue.h"
+
+#define PROGRAM_NAME "cswap-ublk"
+
+/* Tags per queue: while its thread serves one request the driver can
+ * queue the others, and the thread then takes them in one round.  A tag
+ * costs 24 bytes of descriptor and no buffer (user copy: ublk-queue.h).
+ */
+#define DEFAULT_DEPTH 16
+#define MAX_DEPTH 128
+#define MAX_QUEUES 64
+
+/* How long the driver's /dev/ublkcN may take to appear (devtmpfs makes
+ * it at once; udev may rename or chmod it a moment later).
+ */
+#define CHAR_DEVICE_WAIT_MS 5000
+
+/* The ladder's most windows (scripts/cswap/ladder.sh, MAX_LADDER_WINDOWS). */
+#define MAX_WINDOWS 16
+
+/* One ublk device: a window of the store. */
+struct served_device {
+  uint64_t offset_bytes, length_bytes;
+  struct ublk_dev_info info;
+  bool added, started;
+  int char_fd;
+  struct ublk_queues *queues;
+  struct device device;         /* the request layer over the store */
+  char path[64];                /* /dev/ublkbN */
+};
+
+struct command_line {
+  struct cswap_options device;
+  struct cswap_service service;
+  unsigned queues;              /* 0: one per CPU */
+  unsigned depth;
+  int64_t dev_id;               /* -1: the driver picks (the first's) */
+  const char *windows;          /* --windows, or NULL: the whole store */
+  const char *device_list;      /* --device-list FILE, or NULL */
+  bool print_size;
+};
+
+__attribute__ ((format (printf, 1, 2)))
+static void
+report_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  program_message_v (PROGRAM_NAME, fmt, ap);
+  va_end (ap);
+}
+
+static void
+usage (void)
+{
+  printf ("Usage: %s [OPTIONS]\n"
+          "Serves a compressed swap device as a ublk block device, "
+          "/dev/ublkbN,\nprinted on standard output once it serves.\n\n"
+          "Device options, as --key=value, --key value, -o key=value or "
+          "key=value:\n", PROGRAM_NAME);
+  for (const char *line = options_help; *line; ) {
+    int len = strcspn (line, "\n");
+
+    printf ("    %s%.*s\n", line[0] == ' ' ? "  " : "--", len, line);
+    line += len + (line[len] == '\n');
+  }
+  printf ("\n%s options:\n"
+          "    --config=FILE     Device options from FILE and its drop-ins\n"
+          "                      (cswap.conf(5)); options after it override\n"
+          "    --queues=N        Queues, each with a thread bound to its CPU\n"
+          "                      (default: one per CPU)\n"
+          "    --depth=N         Requests in flight per queue (default %d)\n"
+          "    --id=N            The device number N: /dev/ublkbN (default:\n"
+          "                      the driver's choice; windows take N, N+1, …)\n"
+          "    --windows=OFFSET:LENGTH,…  One device per window of the store\n"
+          "                      (the ladder's steps), in that order\n"
+          "    --device-list=FILE  Write the devices' paths to FILE once they\n"
+          "                      serve, one a line\n"
+          "    --print-size      Print the store's size in bytes, exit\n"
+          "    --features        Print what the kernel's ublk driver has, exit\n",
+          PROGRAM_NAME, DEFAULT_DEPTH);
+}
+
+/* One option KEY with VALUE; 0, or -1 after saying why. */
+static int
+take_option (struct command_line *cl, const char *key, const char *value)
+{
+  const char *why;
+  int64_t number;
+
+  if (strcmp (key, "config") == 0) {
+    if (config_file_read (value, &cl->device, &cl->service, NULL, &why) == -1)
+      goto bad;
+    return 0;
+  }
+  if (strcmp (key, "windows") == 0) {
+    cl->windows = value;
+    return 0;
+  }
+  if (strcmp (key, "device-list") == 0) {
+    cl->device_list = value;
+    return 0;
+  }
+  if (strcmp (key, "queues") == 0 || strcmp (key, "depth") == 0
+      || strcmp (key, "id") == 0) {
+    int64_t max = key[0] == 'q' ? MAX_QUEUES : key[0] == 'd' ? MAX_DEPTH : 1 << 20;
+    if (parse_int64 (value, key[0] == 'i' ? 0 : 1, max, &number, &why) == -1) {
+      fprintf (stderr, "%s: --%s: %s\n", PROGRAM_NAME, key, why);
+      return -1;
+    }
+    if (key[0] == 'q')
+      cl->queues = number;
+    else if (key[0] == 'd')
+      cl->depth = number;
+    else
+      cl->dev_id = number;
+    return 0;
+  }
+  if (options_set (&cl->device, key, value, &why) == 0)
+    return 0;
+ bad:
+  fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+  return -1;
+}
+
+/* The command line into CL: 0, 1 (--help or --version done), or -1. */
+static int
+parse_command_line (int argc, char *argv[], struct command_line *cl)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *value;
+    char key[64];
+    size_t key_len;
+
+    if (strcmp (arg, "--help") == 0 || strcmp (arg, "-h") == 0) {
+      usage ();
+      return 1;
+    }
+    if (strcmp (arg, "--print-size") == 0) {
+      cl->print_size = true;
+      continue;
+    }
+    if (strcmp (arg, "--version") == 0) {
+      printf ("%s %s\n", PROGRAM_NAME, CSWAP_VERSION);
+      return 1;
+    }
+    if (strcmp (arg, "-o") == 0) {
+      if (++i == argc) {
+        fprintf (stderr, "%s: -o needs KEY=VALUE\n", PROGRAM_NAME);
+        return -1;
+      }
+      arg = argv[i];
+    }
+    else if (strncmp (arg, "--", 2) == 0)
+      arg += 2;
+    else if (strchr (arg, '=') == NULL) {
+      fprintf (stderr, "%s: %s: not an option (see --help)\n", PROGRAM_NAME,
+               arg);
+      return -1;
+    }
+    key_len = strcspn (arg, "=");
+    if (key_len == 0 || key_len >= sizeof key) {
+      fprintf (stderr, "%s: %s: not an option (see --help)\n", PROGRAM_NAME,
+               argv[i]);
+      return -1;
+    }
+    memcpy (key, arg, key_len);
+    key[key_len] = '\0';
+    if (arg[key_len] == '=')
+      value = arg + key_len + 1;
+    else if (argv[i] != arg && strncmp (argv[i], "--", 2) == 0 && i + 1 < argc)
+      value = argv[++i];
+    else {
+      fprintf (stderr, "%s: %s needs a value\n", PROGRAM_NAME, argv[i]);
+      return -1;
+    }
+    if (take_option (cl, key, value) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+/* cswap-ublk --features: what the running kernel's driver has, as
+ * key=value lines; exit 0, or 1 where there is no driver.
+ */
+static int
+print_features (void)
+{
+  const char *why;
+  struct ublk_control *control = ublk_control_open (&why);
+  uint64_t features;
+
+  if (control == NULL) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
+    return EXIT_FAILURE;
+  }
+  features = ublk_control_features (control);
+  printf ("ublk_features=0x%llx\n", (unsigned long long) features);
+  printf ("ublk_user_copy=%s\n", features & UBLK_F_USER_COPY ? "yes" : "no");
+  printf ("ublk_user_recovery=%s\n",
+          features & UBLK_F_USER_RECOVERY ? "yes" : "no");
+  printf ("ublk_ioctl_encode=%s\n",
+          features & UBLK_F_CMD_IOCTL_ENCODE ? "yes" : "no");
+  ublk_control_close (control);
+  return EXIT_SUCCESS;
+}
+
+/* The parameters of a device of SIZE_BYTES: 4 KiB logical blocks (a
+ * swap page is one; no request is ever part of a page, and an unaligned
+ * one is refused by the block layer), requests up to DEVICE_MAX_IO_BYTES,
+ * discard and write-zeroes of any length in pages, no volatile cache.
+ */
+static struct ublk_params
+device_params (uint64_t size_bytes)
+{
+  return (struct ublk_params) {
+    .len = sizeof (struct ublk_params),
+    .types = UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DISCARD,
+    .basic = {
+      .logical_bs_shift = 12,
+      .physical_bs_shift = 12,
+      .io_opt_shift = 12,
+      .io_min_shift = 12,
+      .max_sectors = DEVICE_MAX_IO_BYTES >> 9,
+      .dev_sectors = size_bytes >> 9,
+    },
+    .discard = {
+      .discard_granularity = CSWAP_PAGE_SIZE,
+      .max_discard_sectors = UINT32_MAX >> 9 & ~7u,
+      .max_write_zeroes_sectors = UINT32_MAX >> 9 & ~7u,
+      .max_discard_segments = 1,
+    },
+  };
+}
+
+/* /dev/ublkcDEV_ID, opened once it exists. */
+static int
+open_char_device (uint32_t dev_id)
+{
+  char path[64];
+  int fd = -1;
+
+  snprintf (path, sizeof path, UBLK_CHAR_PATH_FORMAT, dev_id);
+  for (int waited_ms = 0; waited_ms <= CHAR_DEVICE_WAIT_MS; waited_ms += 10) {
+    fd = open (path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT)
+      break;
+    nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+  }
+  if (fd == -1)
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, path);
+  return fd;
+}
+
+/* The windows in SPEC ("OFFSET:LENGTH,…", sizes as size= takes them)
+ * into DEVICES over a store of STORE_BYTES; with no SPEC, one window, the
+ * whole store.  Returns how many, or -1 after saying why.
+ */
+static int
+parse_windows (const char *spec, uint64_t store_bytes,
+               struct served_device devices[MAX_WINDOWS])
+{
+  char copy[1024], *save = NULL;
+  int count = 0;
+
+  if (spec == NULL) {
+    devices[0] = (struct served_device) { .length_bytes = store_bytes };
+    return 1;
+  }
+  if (strlen (spec) >= sizeof copy) {
+    fprintf (stderr, "%s: --windows: too long\n", PROGRAM_NAME);
+    return -1;
+  }
+  strcpy (copy, spec);
+  for (char *w = strtok_r (copy, ",", &save); w; w = strtok_r (NULL, ",", &save)) {
+    char *colon = strchr (w, ':');
+    uint64_t offset, length;
+    const char *why = "OFFSET:LENGTH expected";
+
+    if (count == MAX_WINDOWS) {
+      fprintf (stderr, "%s: --windows: more than %d\n", PROGRAM_NAME,
+               MAX_WINDOWS);
+      return -1;
+    }
+    if (colon == NULL)
+      goto bad;
+    *colon = '\0';
+    if (parse_size (w, &offset, &why) == -1
+        || parse_size (colon + 1, &length, &why) == -1)
+      goto bad;
+    why = "not whole pages, empty, or past the end of the store";
+    if (offset % CSWAP_PAGE_SIZE || length % CSWAP_PAGE_SIZE || length == 0
+        || offset > store_bytes || length > store_bytes - offset)
+      goto bad;
+    devices[count++] = (struct served_device) {
+      .offset_bytes = offset, .length_bytes = length,
+    };
+    continue;
+  bad:
+    fprintf (stderr, "%s: --windows: %s%s%s: %s\n", PROGRAM_NAME, w,
+             colon ? ":" : "", colon ? colon + 1 : "", why);
+    return -1;
+  }
+  if (count == 0) {
+    fprintf (stderr, "%s: --windows: none given\n", PROGRAM_NAME);
+    return -1;
+  }
+  return count;
+}
+
+/* The first of the COUNT DEVICES the kernel swaps to (a line of
+ * /proc/swaps names it), or NULL.
+ */
+static const char *
+swap_device (const struct served_device *devices, int count)
+{
+  FILE *f = fopen ("/proc/swaps", "re");
+  char line[512];
+  const char *found = NULL;
+
+  if (f == NULL)
+    return NULL;
+  while (found == NULL && fgets (line, sizeof line, f))
+    for (int i = 0; i < count && found == NULL; i++) {
+      size_t len = strlen (devices[i].path);
+
+      if (devices[i].started && strncmp (line, devices[i].path, len) == 0
+          && (line[len] == ' ' || line[len] == '\t'))
+        found = devices[i].path;
+    }
+  fclose (f);
+  return found;
+}
+
+/* Waits for a stop: a SIGTERM or SIGINT while no device is swap
+ * (refused, with a line, while one is), or the queues ending (ENDED_FD).
+ * SIGHUP is logged and ignored.
+ */
+static void
+wait_for_stop (int signal_fd, int ended_fd,
+               const struct served_device *devices, int count)
+{
+  struct pollfd fds[2] = {
+    { .fd = signal_fd, .events = POLLIN },
+    { .fd = ended_fd, .events = POLLIN },
+  };
+
+  for (;;) {
+    struct signalfd_siginfo info;
+    const char *swap;
+
+    if (poll (fds, 2, -1) == -1) {
+      if (errno == EINTR)
+        continue;
+      fprintf (stderr, "%s: poll: %m\n", PROGRAM_NAME);
+      return;
+    }
+    if (fds[1].revents) {
+      fprintf (stderr, "%s: a device's queues ended (deleted?): stopping\n",
+               PROGRAM_NAME);
+      return;
+    }
+    if (read (signal_fd, &info, sizeof info) != sizeof info)
+      continue;
+    if (info.ssi_signo == SIGHUP) {
+      fprintf (stderr, "%s: SIGHUP ignored (settings change through "
+               "cswapctl)\n", PROGRAM_NAME);
+      continue;
+    }
+    swap = swap_device (devices, count);
+    if (swap) {
+      fprintf (stderr, "%s: %s refused: %s is swap; swapoff it first\n",
+               PROGRAM_NAME, strsignal (info.ssi_signo), swap);
+      continue;
+    }
+    return;
+  }
+}
+
+/* Adds D as a ublk device (number DEV_ID, or the driver's choice at -1)
+ * with its parameters and opens its char device: 0, or -1 after saying
+ * why.
+ */
+static int
+add_device (struct ublk_control *control, struct served_device *d,
+            const struct command_line *cl, int64_t dev_id)
+{
+  struct ublk_params params;
+  int r;
+
+  d->char_fd = -1;
+  d->info = (struct ublk_dev_info) {
+    .nr_hw_queues = cl->queues,
+    .queue_depth = cl->depth,
+    .max_io_buf_bytes = DEVICE_MAX_IO_BYTES,
+    .dev_id = (uint32_t) dev_id,
+    .flags = UBLK_F_USER_COPY
+             | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE),
+  };
+  r = ublk_control_add (control, &d->info);
+  if (r < 0) {
+    fprintf (stderr, "%s: ADD_DEV: %s\n", PROGRAM_NAME, strerror (-r));
+    return -1;
+  }
+  d->added = true;
+  snprintf (d->path, sizeof d->path, UBLK_BLOCK_PATH_FORMAT, d->info.dev_id);
+  params = device_params (d->length_bytes);
+  r = ublk_control_set_params (control, d->info.dev_id, &params);
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: SET_PARAMS: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+    return -1;
+  }
+  d->char_fd = open_char_device (d->info.dev_id);
+  return d->char_fd == -1 ? -1 : 0;
+}
+
+/* Starts D's queues and its disk: 0, or -1 after saying why. */
+static int
+start_device (struct ublk_control *control, struct served_device *d,
+              int ended_fd)
+{
+  const char *why;
+  int r;
+
+  d->queues = ublk_queues_start (d->char_fd, d->info.nr_hw_queues,
+                                 d->info.queue_depth, d->info.max_io_buf_bytes,
+                                 &d->device, d->offset_bytes, ended_fd,
+                                 ublk_control_features (control)
+                                 & UBLK_F_CMD_IOCTL_ENCODE, &why);
+  if (d->queues == NULL) {
+    fprintf (stderr, "%s: %s: %s: %m\n", PROGRAM_NAME, d->path, why);
+    return -1;
+  }
+  r = ublk_control_start (control, d->info.dev_id, getpid ());
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: START_DEV: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+    return -1;
+  }
+  d->started = true;
+  fprintf (stderr, "%s: serving %s: bytes %llu to %llu of the store, "
+           "%u queues of %u, requests up to %u KiB\n", PROGRAM_NAME, d->path,
+           (unsigned long long) d->offset_bytes,
+           (unsigned long long) (d->offset_bytes + d->length_bytes),
+           d->info.nr_hw_queues, d->info.queue_depth,
+           d->info.max_io_buf_bytes / 1024);
+  return 0;
+}
+
+/* Undoes what add_device and start_device did of D: the disk goes first,
+ * while the queues still serve what it flushes; then the queues, whose
+ * commands the driver has aborted; then the device.
+ */
+static void
+remove_device (struct ublk_control *control, struct served_device *d)
+{
+  int r;
+
+  if (d->started && (r = ublk_control_stop (control, d->info.dev_id)) < 0)
+    fprintf (stderr, "%s: %s: STOP_DEV: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+  ublk_queues_stop (d->queues);
+  d->queues = NULL;
+  if (d->char_fd != -1)
+    close (d->char_fd);
+  if (d->added && (r = ublk_control_delete (control, d->info.dev_id)) < 0)
+    fprintf (stderr, "%s: %s: DEL_DEV: %s\n", PROGRAM_NAME, d->path,
+             strerror (-r));
+  d->added = d->started = false;
+}
+
+/* The devices' paths into PATH, one a line, whole or not at all. */
+static int
+write_device_list (const char *path, const struct served_device *devices,
+                   int count)
+{
+  char tmp[PATH_MAX];
+  FILE *f;
+
+  if (snprintf (tmp, sizeof tmp, "%s.tmp", path) >= (int) sizeof tmp
+      || (f = fopen (tmp, "we")) == NULL) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, path);
+    return -1;
+  }
+  for (int i = 0; i < count; i++)
+    fprintf (f, "%s\n", devices[i].path);
+  if (fclose (f) == EOF || rename (tmp, path) == -1) {
+    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, path);
+    unlink (tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int
+main (int argc, char *argv[])
+{
+  struct command_line cl = { .depth = DEFAULT_DEPTH, .dev_id = -1 };
+  struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
+  struct served_device devices[MAX_WINDOWS];
+  struct ublk_control *control = NULL;
+  int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
+  bool listed = false;
+  const char *why;
+  sigset_t stop_signals;
+
+  if (argc == 2 && strcmp (argv[1], "--features") == 0)
+    return print_features ();
+  options_init (&cl.device);
+  config_service_init (&cl.service);
+  r = parse_command_line (argc, argv, &cl);
+  if (r != 0)
+    return r == 1 ? EXIT_SUCCESS : EXIT_FAILURE;
+  if (options_finish (&cl.device, &why) == -1) {
+    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, why);
+    return EXIT_FAILURE;
+  }
+  if (cl.print_size) {
+    printf ("%llu\n", (unsigned long long) cl.device.store.size_bytes);
+    return EXIT_SUCCESS;
+  }
+  count = parse_windows (cl.windows, cl.device.store.size_bytes, devices);
+  if (count == -1)
+    return EXIT_FAILURE;
+  if (cl.queues == 0) {
+    long cpus = sysconf (_SC_NPROCESSORS_CONF);
+    cl.queues = cpus < 1 ? 1 : cpus > MAX_QUEUES ? MAX_QUEUES : cpus;
+  }
+
+  control = ublk_control_open (&why);
+  if (control == NULL) {
+    if (errno == ENOENT)
+      fprintf (stderr, "%s: no %s: this kernel's ublk driver is not loaded "
+               "(modprobe ublk_drv) or not built (CONFIG_BLK_DEV_UBLK)\n",
+               PROGRAM_NAME, UBLK_CONTROL_PATH);
+    else
+      fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
+    return EXIT_FAILURE;
+  }
+  /* User copy (6.5 and later; every Debian kernel with ublk has it):
+   * without it the driver pins a buffer per tag as it copies
+   * (ublk-queue.h).
+   */
+  if (!(ublk_control_features (control) & UBLK_F_USER_COPY)) {
+    fprintf (stderr, "%s: this kernel's ublk driver has no UBLK_F_USER_COPY "
+             "(Linux 6.5 and later): use cswap-fuse\n", PROGRAM_NAME);
+    ublk_control_close (control);
+    return EXIT_FAILURE;
+  }
+  /* The signals are read from a signalfd by main() alone: blocked here,
+   * before any thread exists, so that every thread inherits the mask.
+   */
+  sigemptyset (&stop_signals);
+  sigaddset (&stop_signals, SIGTERM);
+  sigaddset (&stop_signals, SIGINT);
+  sigaddset (&stop_signals, SIGHUP);
+  sigprocmask (SIG_BLOCK, &stop_signals, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  signal_fd = signalfd (-1, &stop_signals, SFD_CLOEXEC);
+  ended_fd = eventfd (0, EFD_CLOEXEC);
+  if (signal_fd == -1 || ended_fd == -1) {
+    fprintf (stderr, "%s: signalfd or eventfd: %m\n", PROGRAM_NAME);
+    goto out;
+  }
+
+  if (daemon_prepare (&life, &cl.device) == -1)
+    goto out;
+  for (int i = 0; i < count; i++) {
+    devices[i].device = (struct device) {
+      .store = life.store, .owner_uid = getuid (), .owner_gid = getgid (),
+    };
+    if (add_device (control, &devices[i], &cl,
+                    cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
+      count = i + 1;            /* what remove_device must undo */
+      goto out;
+    }
+  }
+
+  /* No fork: serving starts here.  Memory locked, the store's and the
+   * control threads, READY=1 (the disks follow within a moment).
+   */
+  if (daemon_start_after_fork (&life) == -1)
+    goto out;
+  for (int i = 0; i < count; i++)
+    if (start_device (control, &devices[i], ended_fd) == -1)
+      goto out;
+  if (cl.device_list) {
+    if (write_device_list (cl.device_list, devices, count) == -1)
+      goto out;
+    listed = true;
+  }
+  for (int i = 0; i < count; i++)
+    printf ("%s\n", devices[i].path);
+  fflush (stdout);
+  wait_for_stop (signal_fd, ended_fd, devices, count);
+  status = EXIT_SUCCESS;
+
+ out:
+  if (listed)
+    unlink (cl.device_list);
+  for (int i = count - 1; i >= 0; i--)
+    remove_device (control, &devices[i]);
+  ublk_control_close (control);
+  daemon_stop (&life);
+  if (signal_fd != -1)
+    close (signal_fd);
+  if (ended_fd != -1)
+    close (ended_fd);
+  return status;
+}
