@@ -71,7 +71,7 @@ exec_start ()
 # start_with_systemd UNIT: systemd-run with each sandbox setting of UNIT.
 start_with_systemd ()
 {
-  local -a props=() command
+  local -a props=() command paths
   local line
   while IFS= read -r line; do
     case ${line%%=*} in
@@ -80,9 +80,16 @@ start_with_systemd ()
       # which a test must not create or remove.
       ExecStart|ExecStartPre|ExecStartPost|ExecStop|ExecStopPost) ;;
       RuntimeDirectory|StateDirectory) ;;
+      # Those directories may then be missing: "-" lets systemd go on.
+      ReadWritePaths) read -r -a paths <<<"${line#*=}"
+        props+=(-p "ReadWritePaths=${paths[*]/#/-}") ;;
       *) props+=(-p "$line") ;;
     esac
   done < <(service_settings "$1")
+  # A build tree under /root or /home: ProtectHome= would hide the
+  # programs; it does not bear on scheduling.
+  [[ $CSWAP_BUILD_ROOT != /root/* && $CSWAP_BUILD_ROOT != /home/* ]] \
+    || props+=(-p ProtectHome=no)
   read -r -a command <<<"$(exec_start "$1")" || return 1
   : >"$dir/log"
   systemd-run --unit="$transient" "${props[@]}" -p "ReadWritePaths=$dir" \
