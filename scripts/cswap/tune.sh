@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # cswap helper: tuning while cswap is up: guest halt polling, vm.min_free_kbytes,
-# vm.page-cluster, zswap (`tune`, `untune`).
+# vm.page-cluster, zswap, hibernation refused (`tune`, `untune`).
 #
 # A part of the `cswap` script: scripts/cswap.in includes it (#@include)
 # when meson builds the script, so it runs with the script's variables
@@ -191,5 +191,57 @@ untune_zswap ()
 }
 
 # tune, untune: every setting above.
-tune () { tune_halt_poll; tune_min_free; tune_page_cluster; tune_zswap; }
-untune () { untune_halt_poll; untune_min_free; untune_page_cluster; untune_zswap; }
+# Hibernation.  systemd hibernates to the swap /sys/power/resume names,
+# and where it names none to the highest-priority swap with room, leaving
+# out only /dev/zram* (252: find_hibernate_location, src/shared/
+# sleep-config.c; 257: find_suitable_hibernation_device_full,
+# src/shared/hibernate-util.c): with cswap up at priority 100, its loop
+# or nbd device.  The kernel writes the image there after it has frozen
+# every process, the daemon included: the write waits for good, and had it
+# finished, no daemon would be there at resume to read the image back.
+# Pointing the resume device at a disk swap below is no cure: before it
+# writes the image the kernel frees memory (hibernate_preallocate_memory,
+# kernel/power/snapshot.c, after freeze_processes), and the pages it swaps
+# out for that go to cswap's device first, to the frozen daemon.  So while
+# cswap is up, a sleep.conf drop-in turns hibernation off, hybrid sleep
+# and suspend-then-hibernate with it; suspend to RAM stays.  systemd reads
+# it at each request, and logind checks it before inhibitors, for root
+# too: `systemctl hibernate` fails at once with "Sleep verb "hibernate"
+# not supported" (252), and desktops no longer offer it.  No inhibitor
+# lock: its "sleep" covers suspend as well, and root's own requests pass
+# it.  A file of the same name in /etc/systemd/sleep.conf.d overrides
+# this one.
+sleep_conf_dir=${CSWAP_SLEEP_CONF_DIR:-/run/systemd/sleep.conf.d}
+sleep_conf () { echo "$sleep_conf_dir/zz-cswap.conf"; }
+
+tune_hibernation ()
+{
+  local file
+  file=$(sleep_conf)
+  [[ ! -e $file ]] || return 0
+  if mkdir -p "$sleep_conf_dir" 2>/dev/null && cat >"$file" 2>/dev/null <<EOF
+# Written by \`cswap up' (cswap(8), tune), removed by \`cswap down': the
+# kernel would write the hibernation image to, or swap out through,
+# cswap's device after freezing the daemon that serves it, and hang.
+# Run \`cswap down' before hibernating.
+[Sleep]
+AllowHibernation=no
+AllowHybridSleep=no
+AllowSuspendThenHibernate=no
+EOF
+  then
+    say "hibernation: refused while cswap is up ($file)"
+  else
+    rm -f "$file"
+    warn "cannot write $file: hibernation is not refused, and would hang on cswap's device"
+  fi
+}
+
+untune_hibernation () { rm -f "$(sleep_conf)"; }
+
+tune () { tune_halt_poll; tune_min_free; tune_page_cluster; tune_zswap; tune_hibernation; }
+untune ()
+{
+  untune_halt_poll; untune_min_free; untune_page_cluster; untune_zswap
+  untune_hibernation
+}

@@ -21,6 +21,8 @@ dir=$(mktemp -d /tmp/cswap-tune.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export CSWAP_STATE_DIR=$dir/state CSWAP_SYSFS=$dir/sys CSWAP_PROC_SYS=$dir/proc-sys
 export CSWAP_MEMINFO=$dir/meminfo
+export CSWAP_SLEEP_CONF_DIR=$dir/sleep.conf.d
+sleep_conf=$CSWAP_SLEEP_CONF_DIR/zz-cswap.conf
 param=$dir/sys/module/haltpoll/parameters/guest_halt_poll_ns
 driver=$dir/sys/devices/system/cpu/cpuidle/current_driver
 saved=$CSWAP_STATE_DIR/halt-poll-was
@@ -67,6 +69,22 @@ check "untune puts 0 back" equals "$param" 0
 check "untune forgets the old value" test ! -e "$saved"
 cswap untune >/dev/null
 check "untune again changes nothing" equals "$param" 0
+
+# Hibernation: refused while up (a sleep.conf drop-in), allowed after.
+machine haltpoll 0
+out=$(cswap tune)
+check "tune refuses hibernation: the drop-in turns it off" \
+  grep -q "^AllowHibernation=no" "$sleep_conf"
+check "and hybrid sleep and suspend-then-hibernate" \
+  eval 'grep -q "^AllowHybridSleep=no" "$sleep_conf" && grep -q "^AllowSuspendThenHibernate=no" "$sleep_conf"'
+check "tune says so" grep -q "hibernation: refused while cswap is up" <<<"$out"
+cswap untune >/dev/null
+check "untune removes the drop-in" test ! -e "$sleep_conf"
+touch "$dir/not-a-dir"
+out=$(export CSWAP_SLEEP_CONF_DIR=$dir/not-a-dir/sleep.conf.d
+      machine haltpoll 0; cswap tune; echo "rc=$?")
+check "where it cannot write it, tune warns and goes on" \
+  eval '[[ $out == *"cannot write"*"hibernation is not refused"* && $out == *rc=0* ]]'
 
 machine haltpoll 0 "halt-poll = keep"
 cswap tune >/dev/null

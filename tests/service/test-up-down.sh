@@ -22,7 +22,9 @@
 #
 # Guest halt polling (halt-poll=auto) and zswap (zswap=off) on a
 # simulated /sys: `up` turns polling on and zswap off, the refused `down`
-# leaves them so, the successful one puts them back.
+# leaves them so, the successful one puts them back.  The same for the
+# sleep.conf drop-in that refuses hibernation while cswap is up (in a
+# directory of the test's; systemd-analyze reads it as systemd would).
 set -uo pipefail
 source "$CSWAP_SOURCE_ROOT/tests/swap/swap-lib.sh"
 
@@ -42,6 +44,17 @@ mkdir -p "${halt_poll%/*}" "${zswap%/*}" "$CSWAP_SYSFS/devices/system/cpu/cpuidl
 echo haltpoll >"$CSWAP_SYSFS/devices/system/cpu/cpuidle/current_driver"
 echo 0 >"$halt_poll"
 echo Y >"$zswap"
+sleep_root=$CLEANUP_DIR/root
+export CSWAP_SLEEP_CONF_DIR=$sleep_root/run/systemd/sleep.conf.d
+# hibernation_refused: systemd's merged sleep.conf under $sleep_root turns
+# hibernation off; the file is ours.
+hibernation_refused ()
+{
+  local merged
+  merged=$(systemd-analyze --root="$sleep_root" cat-config systemd/sleep.conf 2>/dev/null) || return 1
+  grep -q "^# .*/run/systemd/sleep.conf.d/zz-cswap.conf" <<<"$merged" \
+    && grep -q "^AllowHibernation=no" <<<"$merged"
+}
 cswap=(bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$CLEANUP_DIR/cswap.conf")
 cat >"$CLEANUP_DIR/cswap.conf" <<EOF2
 size = 1G
@@ -90,6 +103,8 @@ check "up turned guest halt polling on ($(cat "$halt_poll") ns)" \
   test "$(cat "$halt_poll")" -eq 200000
 check "up turned zswap off" test "$(cat "$zswap")" = N
 check "up said why zswap is off" grep -q "zswap compresses every page before" "$CLEANUP_DIR/up.out"
+check "up refused hibernation (systemd's sleep.conf: AllowHibernation=no)" hibernation_refused
+check "and said so" grep -q "hibernation: refused while cswap is up" "$CLEANUP_DIR/up.out"
 want_offset=0
 for i in "${!devs[@]}"; do
   d=${devs[$i]}
@@ -150,6 +165,7 @@ check "after the refusal the state is kept" test -e "$CSWAP_STATE_DIR/state"
 check "the workload survived" kill -0 "$holder"
 check "after the refusal halt polling stays on" test "$(cat "$halt_poll")" -eq 200000
 check "after the refusal zswap stays off" test "$(cat "$zswap")" = N
+check "after the refusal hibernation stays refused" hibernation_refused
 
 # The workload goes: now down works.
 stop_holder
@@ -157,6 +173,8 @@ cswap_run down2 --timeout 120 down
 check "cswap down exits 0" test "$status" -eq 0
 check "down put halt polling back to 0" test "$(cat "$halt_poll")" -eq 0
 check "down turned zswap back on" test "$(cat "$zswap")" = Y
+check "down allowed hibernation again (the drop-in is gone)" \
+  test ! -e "$CSWAP_SLEEP_CONF_DIR/zz-cswap.conf"
 for d in "${devs[@]}"; do
   check "$d is no longer swap" test -z "$(used_kib "$d")"
   check "$d is detached" eval '! losetup "$d" >/dev/null 2>&1'
