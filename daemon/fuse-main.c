@@ -236,13 +236,7 @@ usage (void)
           "block device.\n\n"
           "Device options, as --key=value, --key value or -o key=value:\n",
           PROGRAM_NAME);
-  for (const char *line = options_help; *line; ) {
-    int len = strcspn (line, "\n");
-
-    /* A line that goes on with the option above has no key. */
-    printf ("    %s%.*s\n", line[0] == ' ' ? "  " : "--", len, line);
-    line += len + (line[len] == '\n');
-  }
+  options_print_help ();
   printf ("\n%s options:\n"
           "    --threads=N            Most worker threads "
           "(default: libfuse's max_threads)\n"

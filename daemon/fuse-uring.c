@@ -55,6 +55,7 @@
 #include "fuse-uring-abi.h"
 #include "fuse-uring-fault.h"
 #include "fuse-uring.h"
+#include "io-thread.h"
 #include "memory-safety.h"
 
 #define ENABLE_URING_PARAMETER "/sys/module/fuse/parameters/enable_uring"
@@ -372,27 +373,6 @@ serve (struct uring_queue *queue)
     eventfd_write (queue->owner->ended_fd, 1);
 }
 
-/* Names the calling thread cswap-ring-QID (for top -H and the tests) and
- * binds it to its queue's CPU, unless the daemon may not run there (a
- * cpuset, CPUAffinity=, taskset): the thread then floats, as it does if
- * the binding fails.
- */
-static void
-name_and_pin_thread (const struct uring_queue *queue)
-{
-  cpu_set_t allowed, one;
-  char name[16];
-
-  snprintf (name, sizeof name, "cswap-ring-%u", queue->qid);
-  pthread_setname_np (pthread_self (), name);
-  if (sched_getaffinity (0, sizeof allowed, &allowed) == -1
-      || !CPU_ISSET (queue->qid, &allowed))
-    return;
-  CPU_ZERO (&one);
-  CPU_SET (queue->qid, &one);
-  (void) sched_setaffinity (0, sizeof one, &one);
-}
-
 static void *
 queue_thread_main (void *arg)
 {
@@ -400,7 +380,7 @@ queue_thread_main (void *arg)
   struct uring_queues *owner = queue->owner;
   int r;
 
-  name_and_pin_thread (queue);
+  io_thread_name_and_pin ("cswap-ring", queue->qid);
   memory_safety_mark_io_thread ();
   r = enable_ring (queue);
   if (r == 0)

@@ -29,6 +29,18 @@ const char options_default_reserve[] = "min(ram / 64, 8)";
 
 const char options_help[] = CSWAP_OPTIONS_HELP;
 
+void
+options_print_help (void)
+{
+  for (const char *line = options_help; *line; ) {
+    int len = strcspn (line, "\n");
+
+    /* A line that goes on with the option above has no key. */
+    printf ("    %s%.*s\n", line[0] == ' ' ? "  " : "--", len, line);
+    line += len + (line[len] == '\n');
+  }
+}
+
 static char why_buffer[256];
 
 static const char *

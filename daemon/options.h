@@ -38,6 +38,11 @@ struct cswap_options {
 /* The text of nbdkit's config_help and of cswap-fuse --help. */
 extern const char options_help[];
 
+/* options_help as a program's --help shows it: each key as --key=…,
+ * indented, on standard output.
+ */
+extern void options_print_help (void);
+
 /* The size without a size= (cswap.conf(5)): an expression of the RAM. */
 extern const char options_default_size[];
 /* The reserve without a reserve=: an expression of the RAM too. */

@@ -116,12 +116,7 @@ usage (void)
           "/dev/ublkbN,\nprinted on standard output once it serves.\n\n"
           "Device options, as --key=value, --key value, -o key=value or "
           "key=value:\n", PROGRAM_NAME);
-  for (const char *line = options_help; *line; ) {
-    int len = strcspn (line, "\n");
-
-    printf ("    %s%.*s\n", line[0] == ' ' ? "  " : "--", len, line);
-    line += len + (line[len] == '\n');
-  }
+  options_print_help ();
   printf ("\n%s options:\n"
           "    --config=FILE     Device options from FILE and its drop-ins\n"
           "                      (cswap.conf(5)); options after it override\n"

@@ -4,7 +4,6 @@
 #include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "io-thread.h"
 #include "memory-safety.h"
 #include "page.h"
 #include "ublk-abi.h"
@@ -168,25 +168,6 @@ serve_request (const struct ublk_queue *queue, unsigned tag)
   }
 }
 
-/* Names the calling thread cswap-ublk-QID (for top -H and the tests) and
- * binds it to its queue's CPU where the daemon may run there.
- */
-static void
-name_and_pin_thread (const struct ublk_queue *queue)
-{
-  cpu_set_t allowed, one;
-  char name[16];
-
-  snprintf (name, sizeof name, "cswap-ublk-%u", queue->qid);
-  pthread_setname_np (pthread_self (), name);
-  if (sched_getaffinity (0, sizeof allowed, &allowed) == -1
-      || !CPU_ISSET (queue->qid, &allowed))
-    return;
-  CPU_ZERO (&one);
-  CPU_SET (queue->qid, &one);
-  (void) sched_setaffinity (0, sizeof one, &one);
-}
-
 /* The thread's ring, descriptors and first fetches: 0, or a negative
  * errno with *WHY.
  */
@@ -293,7 +274,7 @@ queue_thread_main (void *arg)
   const char *why = NULL;
   int r;
 
-  name_and_pin_thread (queue);
+  io_thread_name_and_pin ("cswap-ublk", queue->qid);
   memory_safety_mark_io_thread ();
   /* Faulted in now, and locked by mlockall: never an allocation while
    * serving.

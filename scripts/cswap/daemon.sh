@@ -19,11 +19,12 @@ daemon_command ()
         || die $EXIT_FAILED "frontend = ublk: this kernel has no ublk driver (modprobe ublk_drv failed)"
       # One ublk device per step of the ladder, made by the daemon, which
       # lists them in a file once all serve.
-      local size windows
+      local size windows= offset length
       size=$("$cswap_ublk" "--ctl=$socket" --config "$config" --print-size) \
         || die $EXIT_FAILED "frontend = ublk: cannot size the device"
-      windows=$(ladder_windows "$size" "$(size_bytes "$ladder_step")" \
-                | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $1, $2 }')
+      while read -r offset length; do
+        windows+=${windows:+,}$offset:$length
+      done < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
       rm -f "$state_dir/ublk-devices"
       daemon_argv=("$cswap_ublk" "--ctl=$socket" --config "$config"
                    --windows "$windows" --device-list "$state_dir/ublk-devices")

@@ -85,7 +85,9 @@ check_accepted (const struct cswap_options *o, const struct cswap_service *s)
       || s->mountpoint[0] != '/')
     fail ("accepted a bad path", NULL);
   if (s->priority < -1 || s->priority > 32767
-      || (s->frontend != FRONTEND_FUSE && s->frontend != FRONTEND_NBD))
+      || (s->frontend != FRONTEND_AUTO && s->frontend != FRONTEND_FUSE
+          && s->frontend != FRONTEND_NBD && s->frontend != FRONTEND_REMOTE
+          && s->frontend != FRONTEND_UBLK))
     fail ("accepted a bad service key", NULL);
 }
 

@@ -308,6 +308,37 @@ if [[ $(id -u) -eq 0 ]]; then
   check "only the word cswap=0 turns cswap off" test -e "$dir/nbdkit.args"
 fi
 
+# frontend = auto: ublk where the kernel has the driver (a stand-in
+# /dev/ublk-control in CSWAP_DEV_DIR), fuse where it has not; `cswap run`
+# then starts cswap-ublk over the ladder's windows of the size the
+# configuration makes.
+printf '#!/bin/sh\n[ "$1" = --check-config ] && exec "%s" "$@"\n' "$cswap_fuse" >"$dir/bin/cswap-ublk"
+printf 'for a; do [ "$a" = --print-size ] && { echo 268435456; exit 0; }; done\n' >>"$dir/bin/cswap-ublk"
+printf 'printf "%%s\\n" "$@" >"%s"\n' "$dir/cswap-ublk.args" >>"$dir/bin/cswap-ublk"
+chmod +x "$dir/bin/cswap-ublk"
+mkdir -p "$dir/dev-ublk" "$dir/dev-none"
+: >"$dir/dev-ublk/ublk-control"
+printf 'frontend = auto\nladder-step = 64M\n' >"$admin/81-auto.conf"
+# front_end DEV_DIR: what `cswap check` says of the front end.
+front_end () {
+  PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse CSWAP_UBLK=$dir/bin/cswap-ublk \
+    CSWAP_DEV_DIR=$1 bash "$helper" -c "$conf" check 2>&1 | sed -n 's/^# front end: //p'
+}
+check "auto with the ublk driver: ublk, saying why ($(front_end "$dir/dev-ublk"))" \
+  eval '[[ $(front_end "$dir/dev-ublk") == "auto: ublk "* ]]'
+check "auto without it: fuse, saying why ($(front_end "$dir/dev-none"))" \
+  eval '[[ $(front_end "$dir/dev-none") == "auto: fuse "* ]]'
+if [[ $(id -u) -eq 0 ]]; then
+  rm -f "$dir/cswap-ublk.args"
+  out=$(printf 'ro\n' >"$dir/cmdline"; PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse \
+    CSWAP_UBLK=$dir/bin/cswap-ublk CSWAP_DEV_DIR=$dir/dev-ublk \
+    CSWAP_PROC_CMDLINE=$dir/cmdline CSWAP_STATE_DIR=$dir/state bash "$helper" -c "$conf" run 2>&1)
+  check "cswap run with ublk serves the ladder's windows of 256 MiB ($out)" \
+    eval 'grep -qxF "0:67108864,67108864:67108864,134217728:134217728" "$dir/cswap-ublk.args" \
+          && grep -qxF -- "--device-list" "$dir/cswap-ublk.args"'
+fi
+rm "$admin/81-auto.conf"
+
 # ------------------------------------------ auto, as cswap up reads it ----
 # resolved MEMTOTAL_KIB CONFIG: "LADDER_ONLINE LADDER_FLOOR" as the
 # helper's read_config leaves them for CONFIG (a --check-config listing),
