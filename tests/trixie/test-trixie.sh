@@ -44,19 +44,29 @@ if [[ -z ${CSWAP_TRIXIE_NAMESPACE:-} ]]; then
     echo "1..1"
     exit 1
   fi
+  # The scratch directory is named after this process (unshare, once
+  # exec'ed): those of a killed run, whose process is gone, are deleted.
+  for old in /var/tmp/cswap-trixie.*.*; do
+    pid=${old#/var/tmp/cswap-trixie.}
+    [[ ! -d $old ]] || kill -0 "${pid%%.*}" 2>/dev/null || rm -rf --one-file-system "$old"
+  done
+  scratch=$(mktemp -d /var/tmp/cswap-trixie.$$.XXXXXX)
   # Everything else in namespaces of its own; --kill-child: a killed
   # test takes every process in the root with it.
   exec unshare --mount --pid --fork --kill-child --propagation private \
-    env CSWAP_TRIXIE_NAMESPACE="$made" "$0" "$@"
+    env CSWAP_TRIXIE_NAMESPACE="$made" CSWAP_TRIXIE_SCRATCH="$scratch" "$0" "$@"
 fi
 root=$CSWAP_TRIXIE_NAMESPACE
+scratch=$CSWAP_TRIXIE_SCRATCH
 echo "ok 1 - tests/trixie/make-root makes the Debian 13 root ($root)"
 n=1
 
-scratch=$(mktemp -d /var/tmp/cswap-trixie.XXXXXX)
 # The mounts go with the namespace; unmounted here first all the same.
-trap 'umount -R "$root/tmp" "$root/run/lock" "$root/run" "$root/corpus" "$root/dev" "$root/sys" "$root/proc" 2>/dev/null
+trap 'umount -R "$root" 2>/dev/null
       rm -rf --one-file-system "$scratch"' EXIT
+# The root a mount point of its own, so that a test in it can make a
+# mount namespace too (unshare's --propagation needs / to be a mount).
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
