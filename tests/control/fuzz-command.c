@@ -25,6 +25,7 @@
 #include "control.h"
 #include "page.h"
 #include "store.h"
+#include "strict-json.h"
 
 extern int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -109,9 +110,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     fprintf (stderr, "not one line: %s\n", reply ? reply : "(null)");
     abort ();
   }
-  tok = json_tokener_new ();
-  json_tokener_set_flags (tok, JSON_TOKENER_STRICT
-                               | JSON_TOKENER_VALIDATE_UTF8);
+  tok = strict_json_tokener_new ();
   o = json_tokener_parse_ex (tok, reply, len - 1);
   if (o == NULL || !json_object_object_get_ex (o, "ok", &ok)
       || !json_object_is_type (ok, json_type_boolean)) {

@@ -17,6 +17,7 @@
 #include "control.h"
 #include "page.h"
 #include "store.h"
+#include "strict-json.h"
 #include "tap.h"
 
 #define DEVICE_BYTES (32 * 1024 * 1024)
@@ -34,11 +35,9 @@ execute_len (const char *line, size_t len)
 {
   size_t reply_len;
   char *reply = control_execute (control, sender, line, len, &reply_len);
-  json_tokener *tok = json_tokener_new ();
+  json_tokener *tok = strict_json_tokener_new ();
   json_object *o = NULL, *ok;
 
-  json_tokener_set_flags (tok, JSON_TOKENER_STRICT
-                               | JSON_TOKENER_VALIDATE_UTF8);
   if (reply && reply_len > 0 && strlen (reply) == reply_len
       && memchr (reply, '\n', reply_len) == reply + reply_len - 1)
     o = json_tokener_parse_ex (tok, reply, reply_len - 1);
@@ -425,6 +424,8 @@ test_bad_input (void)
   expect_error ("stats\0x", 7, "control character", "a NUL in the line");
   expect_error ("\xff\xfe\x80 \"\\", 6, "unknown command",
                 "invalid UTF-8, quote and backslash quoted back safely");
+  expect_error ("caf\xc3\xa9", 5, "unknown command 'caf\xc3\xa9'",
+                "valid UTF-8 past ASCII quoted back as it is");
 
   memset (line, 'x', big);
   memcpy (line, long_word, sizeof long_word - 1);

@@ -58,8 +58,10 @@ check "debian/changelog's version is meson's ($version)" \
 # A clean build (sbuild, a fresh CI container) has only what
 # Build-Depends names: each library meson finds with pkg-config must come
 # from a package listed there, or the package builds here and nowhere else.
-build_depends=$(sed -n '/^Build-Depends:/,/^[^ ]/s/^ \([a-z0-9][a-z0-9.+-]*\).*/\1/p' \
-  "$src/debian/control")
+# Each line's alternatives too (systemd-dev | systemd (<< 253-2~): the
+# pkg-config file of systemd is in systemd-dev from Debian 13 on).
+build_depends=$(sed -n '/^Build-Depends:/,/^[^ ]/s/^ //p' "$src/debian/control" |
+  tr '|' '\n' | sed -n 's/^ *\([a-z0-9][a-z0-9.+-]*\).*/\1/p')
 missing=
 for dep in $(meson introspect "$CSWAP_BUILD_ROOT" --dependencies |
                python3 -c 'import json, sys; print(*(d["name"] for d in json.load(sys.stdin)))'); do
