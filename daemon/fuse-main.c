@@ -417,7 +417,16 @@ choose_raw_transport (enum fuse_transport_choice choice)
 }
 
 /* daemon-life.h's error report: "cswap-fuse: MESSAGE" on stderr. */
-PROGRAM_MESSAGE_FUNCTION (report_error, PROGRAM_NAME)
+__attribute__ ((format (printf, 1, 2)))
+static void
+report_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  program_message_v (PROGRAM_NAME, fmt, ap);
+  va_end (ap);
+}
 
 static bool
 session_exited (void *session)

@@ -31,9 +31,10 @@
  *
  * Threads and locking: each ring, its entries and buffers belong to one
  * thread only.  The threads share the device (thread-safe), `failed` (an
- * atomic) and, while starting, `start` (io-thread.h), on which the
- * starter waits until every thread has reported.  No other lock, and no
- * lock is held while serving.
+ * atomic) and, while starting, `lock`, which guards `reports` and
+ * `first_error`; the starter
+ * waits on `reported` until every thread has reported.  No other lock,
+ * and no lock is held while serving.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -101,7 +102,10 @@ struct uring_queues {
   int stop_fd;                  /* eventfd: readable once stopping */
   int ended_fd;                 /* the caller's: written when all ended */
   atomic_bool failed;           /* a queue gave up (uring_queues_failed) */
-  struct io_thread_start start; /* how each thread's REGISTER went */
+  pthread_mutex_t lock;
+  pthread_cond_t reported;
+  unsigned reports;             /* threads that said how REGISTER went */
+  int first_error;              /* the first refusal, negative; or 0 */
   unsigned count;
   struct uring_queue queues[];
 };
@@ -381,7 +385,12 @@ queue_thread_main (void *arg)
   r = enable_ring (queue);
   if (r == 0)
     r = register_entries (queue);
-  io_thread_start_report (&owner->start, r, NULL);
+  pthread_mutex_lock (&owner->lock);
+  if (r < 0 && owner->first_error == 0)
+    owner->first_error = r;
+  owner->reports++;
+  pthread_cond_signal (&owner->reported);
+  pthread_mutex_unlock (&owner->lock);
   if (r == 0)
     serve (queue);
   return NULL;
@@ -441,7 +450,8 @@ uring_queues_create (int fd, const struct device *device, const char **why)
   queues->device = device;
   queues->count = count;
   queues->ended_fd = -1;
-  io_thread_start_init (&queues->start);
+  pthread_mutex_init (&queues->lock, NULL);
+  pthread_cond_init (&queues->reported, NULL);
   queues->stop_fd = eventfd (0, EFD_CLOEXEC);
   if (queues->stop_fd == -1) {
     snprintf (why_buffer, sizeof why_buffer, "eventfd: %m");
@@ -505,12 +515,12 @@ uring_queues_start (struct uring_queues *queues, int ended_fd)
     queue->started = true;
     started++;
   }
-  {
-    int first_error = io_thread_start_wait (&queues->start, started, NULL);
-
-    if (started == queues->count)
-      r = first_error;
-  }
+  pthread_mutex_lock (&queues->lock);
+  while (queues->reports < started)
+    pthread_cond_wait (&queues->reported, &queues->lock);
+  if (started == queues->count)
+    r = queues->first_error;
+  pthread_mutex_unlock (&queues->lock);
   if (r < 0)
     stop_threads (queues);
   return r;
@@ -536,6 +546,7 @@ uring_queues_destroy (struct uring_queues *queues)
   }
   if (queues->stop_fd != -1)
     close (queues->stop_fd);
-  io_thread_start_destroy (&queues->start);
+  pthread_mutex_destroy (&queues->lock);
+  pthread_cond_destroy (&queues->reported);
   free (queues);
 }

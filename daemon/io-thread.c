@@ -1,6 +1,5 @@
-/* cswap: what a front end's per-CPU I/O threads share as they start
- * (io-thread.h).
- */
+/* cswap: naming and binding a front end's per-CPU I/O thread (io-thread.h). */
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 
@@ -20,48 +19,4 @@ io_thread_name_and_pin (const char *prefix, unsigned cpu)
   CPU_ZERO (&one);
   CPU_SET (cpu, &one);
   (void) sched_setaffinity (0, sizeof one, &one);
-}
-
-void
-io_thread_start_init (struct io_thread_start *start)
-{
-  *start = (struct io_thread_start) { .first_error = 0 };
-  pthread_mutex_init (&start->lock, NULL);
-  pthread_cond_init (&start->reported, NULL);
-}
-
-void
-io_thread_start_destroy (struct io_thread_start *start)
-{
-  pthread_mutex_destroy (&start->lock);
-  pthread_cond_destroy (&start->reported);
-}
-
-void
-io_thread_start_report (struct io_thread_start *start, int r, const char *why)
-{
-  pthread_mutex_lock (&start->lock);
-  if (r < 0 && start->first_error == 0) {
-    start->first_error = r;
-    start->first_why = why;
-  }
-  start->reports++;
-  pthread_cond_signal (&start->reported);
-  pthread_mutex_unlock (&start->lock);
-}
-
-int
-io_thread_start_wait (struct io_thread_start *start, unsigned count,
-                      const char **why)
-{
-  int r;
-
-  pthread_mutex_lock (&start->lock);
-  while (start->reports < count)
-    pthread_cond_wait (&start->reported, &start->lock);
-  r = start->first_error;
-  if (why)
-    *why = start->first_why;
-  pthread_mutex_unlock (&start->lock);
-  return r;
 }

@@ -97,8 +97,16 @@ struct command_line {
   bool print_size;
 };
 
-/* daemon-life.h's error report: "cswap-ublk: MESSAGE" on stderr. */
-PROGRAM_MESSAGE_FUNCTION (report_error, PROGRAM_NAME)
+__attribute__ ((format (printf, 1, 2)))
+static void
+report_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  program_message_v (PROGRAM_NAME, fmt, ap);
+  va_end (ap);
+}
 
 static void
 usage (void)

@@ -43,7 +43,11 @@ struct ublk_queues {
   uint64_t window_offset_bytes;         /* where sector 0 is in the store */
   int stop_fd;                          /* eventfd: readable once stopping */
   int ended_fd;                         /* the caller's */
-  struct io_thread_start start;         /* each thread's first fetches */
+  pthread_mutex_t lock;
+  pthread_cond_t reported;
+  unsigned reports;                     /* threads that fetched, or failed */
+  int first_error;                      /* negative, or 0 */
+  const char *first_why;
   unsigned count;
   struct ublk_queue queues[];
 };
@@ -277,7 +281,14 @@ queue_thread_main (void *arg)
    */
   memset (queue->buffer, 0, owner->max_io_bytes);
   r = prepare (queue, &why);
-  io_thread_start_report (&owner->start, r, why);
+  pthread_mutex_lock (&owner->lock);
+  if (r < 0 && owner->first_error == 0) {
+    owner->first_error = r;
+    owner->first_why = why;
+  }
+  owner->reports++;
+  pthread_cond_signal (&owner->reported);
+  pthread_mutex_unlock (&owner->lock);
   if (r == 0)
     serve (queue);
   return NULL;
@@ -305,7 +316,8 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
   queues->window_offset_bytes = window_offset_bytes;
   queues->ended_fd = ended_fd;
   queues->count = nr_queues;
-  io_thread_start_init (&queues->start);
+  pthread_mutex_init (&queues->lock, NULL);
+  pthread_cond_init (&queues->reported, NULL);
   queues->stop_fd = eventfd (0, EFD_CLOEXEC);
   if (queues->stop_fd == -1) {
     *why = "eventfd";
@@ -334,7 +346,12 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
     }
     queues->queues[q].started = true;
   }
-  r = io_thread_start_wait (&queues->start, nr_queues, why);
+  pthread_mutex_lock (&queues->lock);
+  while (queues->reports < nr_queues)
+    pthread_cond_wait (&queues->reported, &queues->lock);
+  r = queues->first_error;
+  *why = queues->first_why;
+  pthread_mutex_unlock (&queues->lock);
   if (r < 0) {
     errno = -r;
     goto fail;
@@ -372,6 +389,7 @@ ublk_queues_stop (struct ublk_queues *queues)
   }
   if (queues->stop_fd != -1)
     close (queues->stop_fd);
-  io_thread_start_destroy (&queues->start);
+  pthread_mutex_destroy (&queues->lock);
+  pthread_cond_destroy (&queues->reported);
   free (queues);
 }

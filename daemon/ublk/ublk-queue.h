@@ -26,9 +26,9 @@
  * A queue costs one 128 KiB buffer whatever its depth, where a buffer per
  * tag for the driver to copy into would cost depth times that.
  *
- * Threads and locking: a queue, its ring, descriptors and buffer belong
+ * Threads and locking: a queue, its ring, descriptors and buffers belong
  * to its thread.  The threads share the device (thread-safe) and, while
- * starting, their io_thread_start (io-thread.h).
+ * starting, `lock`, which guards `reports` and `first_error`.
  */
 #ifndef CSWAP_UBLK_QUEUE_H
 #define CSWAP_UBLK_QUEUE_H
