@@ -25,6 +25,7 @@
 
 #include "ktls-session.h"
 #include "link-watch.h"
+#include "memory-safety.h"
 #include "nbd-channel.h"
 #include "nbd-netlink.h"
 #include "page.h"
@@ -207,6 +208,11 @@ main (int argc, char *argv[])
   unsigned i, n = 0;
 
   parse_options (argc, argv, &options);
+  /* Before the TLS key is read: a core dump would hold it, and with
+   * --persist this process (and the child it forks, which inherits the
+   * settings) lives as long as the device.
+   */
+  memory_safety_forbid_core_dumps ();
   snprintf (server, sizeof server, "%s:%s", options.host, options.port);
   target = (struct remote_target) {
     .host = options.host, .port = options.port, .export = options.export,

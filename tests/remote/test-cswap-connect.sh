@@ -148,4 +148,41 @@ check "the right files: the handshake succeeds; it fails at kernel TLS or the nb
   exits 1 "the kernel did not take the TLS session\|generic netlink family nbd\|NBD_CMD_CONNECT" \
     "$connect" "${client[@]}" 127.0.0.1 "$tls_port" /dev/nbd0
 check "and the server is still serving" kill -0 "${pids[-1]}"
+
+# No core dump while the TLS key is in memory (--persist keeps it for as
+# long as the device).  A server that accepts and says nothing holds it
+# there.  Run as nobody where this is root: a process that is not
+# dumpable has its /proc files owned by root, whoever runs it.
+silent_port=$(free_port)
+/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
+c, _ = s.accept(); time.sleep(60)' "$silent_port" &
+pids+=($!)
+for _ in $(seq 100); do
+  ss -ltn "( sport = :$silent_port )" | grep -q 127.0.0.1 && break
+  sleep 0.1
+done
+as_user=() keys=$work/pki
+if [ "$(id -u)" -eq 0 ]; then
+  keys=$work/nobody
+  chmod 711 "$work"
+  mkdir "$work/nobody" && cp "$work/pki/"*.pem "$work/nobody/" && chown -R nobody "$work/nobody"
+  as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+fi
+"${as_user[@]}" "$connect" --certfile "$keys/client-cert.pem" \
+  --keyfile "$keys/client-key.pem" --cacertfile "$keys/ca-cert.pem" \
+  --tlshostname localhost --timeout 60 127.0.0.1 "$silent_port" /dev/nbd0 2>/dev/null &
+waiting=$!
+pids+=($waiting)
+for _ in $(seq 50); do
+  ss -tn state established "( dport = :$silent_port )" | grep -q 127.0.0.1 && break
+  sleep 0.1
+done
+check "with the key loaded it is not dumpable (its /proc files are root's)" \
+  test "$(stat -c %u "/proc/$waiting/status")" -eq 0
+check "its core file size limit is 0" \
+  grep -q "^Max core file size *0 *0 " "/proc/$waiting/limits"
+check "and its coredump_filter 0" test "$(cat "/proc/$waiting/coredump_filter")" = 00000000
 done_testing
