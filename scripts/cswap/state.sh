@@ -41,7 +41,7 @@ daemon_alive ()
   local stat
   pid_alive "$1" || return 1
   case $(cat "/proc/$1/comm" 2>/dev/null) in
-    cswap-fuse|nbdkit) ;;
+    cswap-fuse|cswap-ublk|nbdkit) ;;
     *) return 1 ;;
   esac
   stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
