@@ -161,3 +161,12 @@ ublk_control_delete (struct ublk_control *control, uint32_t dev_id)
 {
   return device_command (control, UBLK_CMD_DEL_DEV, dev_id, NULL, 0, 0);
 }
+
+int
+ublk_control_get_info (struct ublk_control *control, uint32_t dev_id,
+                       struct ublk_dev_info *info)
+{
+  memset (info, 0, sizeof *info);
+  return device_command (control, UBLK_CMD_GET_DEV_INFO, dev_id, info,
+                         sizeof *info, 0);
+}

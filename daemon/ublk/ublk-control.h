@@ -41,5 +41,8 @@ extern int ublk_control_start (struct ublk_control *control, uint32_t dev_id,
                                pid_t server_pid);
 extern int ublk_control_stop (struct ublk_control *control, uint32_t dev_id);
 extern int ublk_control_delete (struct ublk_control *control, uint32_t dev_id);
+/* What the driver knows of device DEV_ID into *INFO (-ENODEV: none). */
+extern int ublk_control_get_info (struct ublk_control *control,
+                                  uint32_t dev_id, struct ublk_dev_info *info);
 
 #endif /* CSWAP_UBLK_CONTROL_H */

@@ -55,6 +55,7 @@
 #include "parse.h"
 #include "program-message.h"
 #include "ublk-control.h"
+#include "ublk-leftovers.h"
 #include "ublk-queue.h"
 
 #define PROGRAM_NAME "cswap-ublk"
@@ -130,7 +131,9 @@ usage (void)
           "    --device-list=FILE  Write the devices' paths to FILE once they\n"
           "                      serve, one a line\n"
           "    --print-size      Print the store's size in bytes, exit\n"
-          "    --features        Print what the kernel's ublk driver has, exit\n",
+          "    --features        Print what the kernel's ublk driver has, exit\n"
+          "    --delete-dead N…  Delete the devices N… a killed cswap-ublk\n"
+          "                      left (never a served one, nor swap), exit\n",
           PROGRAM_NAME, DEFAULT_DEPTH);
 }
 
@@ -560,6 +563,8 @@ main (int argc, char *argv[])
 
   if (argc == 2 && strcmp (argv[1], "--features") == 0)
     return print_features ();
+  if (argc >= 2 && strcmp (argv[1], "--delete-dead") == 0)
+    return ublk_delete_dead (argc - 2, argv + 2);
   options_init (&cl.device);
   config_service_init (&cl.service);
   r = parse_command_line (argc, argv, &cl);

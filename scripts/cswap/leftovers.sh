@@ -45,14 +45,39 @@ clear_leftovers ()
 
 # What a dead daemon left: swap devices that can no longer be read (swapoff
 # still takes them off: the kernel marks each page it cannot read back, and
-# a process touching one gets SIGBUS), loop devices, a dead FUSE mount and
-# a control socket nobody answers.  Clears them all; returns what detach
-# returns.
+# a process touching one gets SIGBUS), loop devices, a dead FUSE mount,
+# ublk devices (the driver stops their disks, but each device and its
+# number stay until deleted) and a control socket nobody answers.  Clears
+# them all; returns what detach returns.
+# swap_on_deleted_disk DEV: DEV's disk was deleted while it was swap:
+# /proc/swaps lists "DEV\040(deleted)" (a blank is \040 there, and awk
+# reads \\ as one backslash), which no path opens any more, so no swapoff
+# can name it.
+swap_on_deleted_disk ()
+{
+  awk -v a="$1\\\\040(deleted)" 'NR > 1 && $1 == a { found = 1 } END { exit !found }' /proc/swaps
+}
+
 clear_dead_daemon ()
 {
-  local status
+  local status dev ublk_ids=()
+  read_devices
+  for dev in "${devices[@]}"; do
+    [[ $dev == /dev/ublkb* ]] || continue
+    if swap_on_deleted_disk "$dev"; then
+      warn "$dev was swap when its daemon died, and the ublk driver removed its disk:"
+      warn "the kernel cannot swap it off any more.  Its pages are lost (a process"
+      warn "touching one gets SIGBUS), and /proc/swaps lists it until the next boot."
+      continue
+    fi
+    ublk_ids+=("${dev#/dev/ublkb}")
+  done
   detach
   status=$?
   [[ $status -eq 0 ]] || return $status
+  if ((${#ublk_ids[@]} > 0)); then
+    "$cswap_ublk" --delete-dead "${ublk_ids[@]}" >&2 \
+      || warn "the ublk devices ${ublk_ids[*]} of the dead daemon stay (see above)"
+  fi
   clear_leftovers
 }
