@@ -331,23 +331,71 @@ finish_tiered_read (struct store *store, uint64_t slot,
   return decode_page (store, c->codec, object, c->length, page);
 }
 
+/* The cold read: SLOT's page, tiered at the place C names, read from
+ * disk into OBJECT (C->length bytes).  Called with the slot's lock held,
+ * and returns with it held.  With DROP_LOCK the lock is dropped across
+ * the disk read, so a cold read does not stall its stripe (the whole-page
+ * read); without, it is held throughout (a partial write's
+ * read-modify-write).  Returns 0, a negative errno (counted), or
+ * LOOK_AGAIN: the slot changed while its lock was dropped (rewritten,
+ * trimmed, promoted or moved by the cleaner), so the caller reads what
+ * it holds now.
+ *
+ * Why the generation: the slot word is not enough.  While the lock is
+ * dropped, a trim, the segment freed and taken again, and the page's next
+ * copy written back to the same offset with the same length give the
+ * same slot word again, and the read may have fetched the old copy's
+ * bytes, or half of each (issue #27).  So the generation of the place is
+ * taken once, with the lock held and the slot pointing there (its record
+ * live, the segment cannot be reused): after the read when the lock was
+ * dropped, before it otherwise.  A place is written once a generation,
+ * so bytes that pass the record's check against it (tier_check_fetched:
+ * it binds a record to offset and generation) are the copy the slot
+ * holds now, at no cost to the slot.  Bytes that fail it raced a reuse,
+ * or are corrupt: they are read again with the lock held, where the same
+ * generation still holds, and a second failure is a read error.
+ */
+#define LOOK_AGAIN 1
+
 static int
-read_tiered (struct store *store, uint64_t slot, const struct slot_contents *c,
-             void *object)
+read_cold (struct store *store, uint64_t slot, const struct slot_contents *c,
+           bool drop_lock, void *object)
 {
-  int r = tier_read (store->slots.tier, c->tier_offset, c->length, slot,
-                     object);
+  struct slot_state *ss = &store->slots;
+  uint32_t generation;
+  int r = 0;
+
+  if (drop_lock) {
+    struct tier_record_buf fetched;
+
+    slot_unlock (ss, slot);
+    r = tier_fetch (ss->tier, c->tier_offset, c->length, &fetched);
+    slot_lock (ss, slot);
+    if (!slot_unchanged (ss, slot, c))
+      return LOOK_AGAIN;
+    generation = tier_generation (ss->tier, c->tier_offset);
+    if (r == 0)
+      r = tier_check_fetched (ss->tier, &fetched, c->tier_offset, c->length,
+                              slot, generation, object);
+  } else
+    generation = tier_generation (ss->tier, c->tier_offset);
+  /* Not read yet, or not the copy the slot holds now: read, lock held. */
+  if (!drop_lock || r == -EBADMSG || r == -ESTALE)
+    r = tier_read (ss->tier, c->tier_offset, c->length, slot, generation,
+                   object);
   if (r)
     counter_add (&store->count.read_errors, 1);
   return r;
 }
 
 /* Reads SLOT, which holds C, into PAGE.  Called with the slot's lock
- * held.
+ * held, and returns with it held; a tiered page is read by read_cold,
+ * with the lock dropped across the disk read when DROP_LOCK (and then
+ * LOOK_AGAIN may come back).
  */
 static int
 load_contents (struct store *store, uint64_t slot,
-               const struct slot_contents *c, void *page)
+               const struct slot_contents *c, bool drop_lock, void *page)
 {
   switch (c->type) {
   case SLOT_ABSENT:
@@ -361,65 +409,36 @@ load_contents (struct store *store, uint64_t slot,
     return decode_page (store, c->codec, c->object, c->length, page);
   case SLOT_TIERED: {
     unsigned char object[CSWAP_PAGE_SIZE];
-    int r = read_tiered (store, slot, c, object);
+    int r = read_cold (store, slot, c, drop_lock, object);
     return r ? r : finish_tiered_read (store, slot, c, object, page);
   }
   }
   abort ();                     /* a slot type the store never writes */
 }
 
-/* load_contents of a slot not tiered, and its note for read writeback. */
-static int
-load_noted (struct store *store, uint64_t slot, const struct slot_contents *c,
-            void *page)
-{
-  bool noting = writeback_keeps_reads (store->writeback);
-  bool was_marked = noting && slot_read_marked (&store->slots, slot);
-  int r = load_contents (store, slot, c, page);
-
-  if (r == 0 && noting)
-    writeback_note_read (store->writeback, slot, was_marked);
-  return r;
-}
-
-/* Reads SLOT into PAGE, as load_contents, but a tiered page is read from
- * disk with the slot lock dropped, and used only if the slot still points where it was read, in
- * the same generation of that place.
+/* A whole-page read of SLOT into PAGE: load_contents with the lock
+ * dropped across a disk read, until the slot holds still; a page read
+ * from memory is noted for read writeback (a page read from disk stays
+ * there: writeback-reads.c).
  */
 static int
 read_page (struct store *store, uint64_t slot, void *page)
 {
   struct slot_state *ss = &store->slots;
-  unsigned char object[CSWAP_PAGE_SIZE];
   struct slot_contents c;
   int r;
 
-  for (;;) {
+  do {
     slot_lock (ss, slot);
     slot_get (ss, slot, &c);
-    if (c.type != SLOT_TIERED) {
-      r = load_noted (store, slot, &c, page);
-      break;
-    }
-    uint32_t generation = tier_generation (ss->tier, c.tier_offset);
+    bool noting = c.type != SLOT_TIERED
+                  && writeback_keeps_reads (store->writeback);
+    bool was_marked = noting && slot_read_marked (ss, slot);
+    r = load_contents (store, slot, &c, true, page);
+    if (r == 0 && noting)
+      writeback_note_read (store->writeback, slot, was_marked);
     slot_unlock (ss, slot);
-    r = tier_read (ss->tier, c.tier_offset, c.length, slot, object);
-    slot_lock (ss, slot);
-    if (slot_unchanged (ss, slot, &c)
-        && tier_generation (ss->tier, c.tier_offset) == generation) {
-      if (r)
-        counter_add (&store->count.read_errors, 1);
-      else
-        r = finish_tiered_read (store, slot, &c, object, page);
-      break;
-    }
-    /* Rewritten, trimmed, promoted or moved meanwhile (maybe back to the
-     * same place, in a new generation): what was read may be stale, so
-     * look again.
-     */
-    slot_unlock (ss, slot);
-  }
-  slot_unlock (ss, slot);
+  } while (r == LOOK_AGAIN);
   return r;
 }
 
@@ -520,7 +539,7 @@ try_modify (struct store *store, uint64_t slot, void *arg,
   slot_get (&store->slots, slot, &c);
   if (part->src == NULL && c.type == SLOT_ABSENT)
     r = 0;
-  else if ((r = load_contents (store, slot, &c, page)) == 0) {
+  else if ((r = load_contents (store, slot, &c, false, page)) == 0) {
     if (part->src)
       memcpy (page + part->offset, part->src, part->count);
     else
