@@ -1,5 +1,26 @@
 /* cswap: the page store's data path (see store.h).
  *
+ * Entry points, at the top of this file, and what they call below:
+ *
+ *   store_read    for_each_page > page_op > read_page > load_contents:
+ *                 memory (decode_page), or disk: read_cold (tier_fetch,
+ *                 tier_generation, tier_check_fetched), then
+ *                 finish_tiered_read (slot_promote)
+ *   store_write   for_each_page_reclaim > page_op > write_page:
+ *                 prepare_deferred or prepare_page, then write_with_room >
+ *                 try_install > install_page > claim_slot, store_object
+ *                 (zs_malloc), slot_publish; at the pool's limit
+ *                 make_room (writeback_make_room), at the area's
+ *                 store_area_make_room
+ *   store_zero    the same walk: zero_page (slot_release), or for part of
+ *                 a page, as a partial store_write, modify_page >
+ *                 write_with_room > try_modify > load_contents (lock held)
+ *                 > install_page
+ *   store_extent  page_is_hole
+ *
+ * and two callbacks: store_deferred_ops (compress_deferred, the
+ * compressor thread) and store_recompress_ops (recompress_visit).
+ *
  * A whole-page write is prepared (same-filled check, compression into a
  * stack buffer) with no lock held, then installed under the slot's lock:
  * allocate, copy, publish, free the old object.  A partial-page write or
@@ -8,17 +29,15 @@
  * under the slot's lock, which is also what keeps compaction from moving
  * the object meanwhile (zsmalloc.h: the owner lock).
  *
- * A page written back to the backing file (SLOT_TIERED) is read without
- * its slot lock held across the disk read: note what the slot holds and
- * the generation of its place on disk (tier_generation), unlock, read,
- * relock, and use what was read only if both are unchanged (else retry),
- * so reads of cold pages do not stall their stripe.  The slot alone is
- * not enough: a trim, the segment freed and taken again, and the page's
- * next copy written back to the same offset with the same length give
- * the same slot word, and the read may have fetched the old copy's bytes
- * (issue #27).  A place is written once a generation, so the pair is
- * exact, at no cost to the slot.  Partial-page
- * writes, rare on a swap device, keep the lock across the read.
+ * A page written back to the backing file (SLOT_TIERED) is read by one
+ * function, read_cold: a whole-page read drops its slot lock across the
+ * disk read, so reads of cold pages do not stall their stripe, then
+ * relocks, looks again if the slot changed meanwhile, and takes the
+ * bytes only if they are the record written at the slot's place in the
+ * generation that place has now (tier_generation, taken once, under the
+ * slot lock: why the slot word alone is not enough is read_cold's
+ * comment, issue #27).  Partial-page writes, rare on a swap device, keep
+ * the lock across the read.
  *
  * When the pool is at its limit and there is a backing file, a write does
  * not go to disk ahead of colder pages: it drops its slot lock, waits for
@@ -52,6 +71,64 @@
 
 /* Rounds of writeback a write at its area's limit may ask for. */
 #define AREA_ROOM_TRIES 4
+
+enum store_op { OP_READ, OP_WRITE, OP_ZERO };
+
+static int for_each_page (struct store *store, enum store_op op,
+                          unsigned char *buf, uint64_t count,
+                          uint64_t offset);
+static int for_each_page_reclaim (struct store *store, enum store_op op,
+                                  unsigned char *buf, uint64_t count,
+                                  uint64_t offset);
+static bool range_is_valid (struct store *store, uint64_t count,
+                            uint64_t offset);
+static bool page_is_hole (struct store *store, uint64_t slot);
+
+int
+store_read (struct store *store, void *buf, uint64_t count, uint64_t offset)
+{
+  return for_each_page (store, OP_READ, buf, count, offset);
+}
+
+int
+store_write (struct store *store, const void *buf, uint64_t count,
+             uint64_t offset)
+{
+  /* The cast is safe: OP_WRITE only reads from BUF. */
+  return for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
+                                count, offset);
+}
+
+int
+store_zero (struct store *store, uint64_t count, uint64_t offset)
+{
+  return for_each_page_reclaim (store, OP_ZERO, NULL, count, offset);
+}
+
+int
+store_extent (struct store *store, uint64_t offset, uint64_t count,
+              bool *zero, uint64_t *length)
+{
+  if (count == 0 || !range_is_valid (store, count, offset))
+    return -EINVAL;
+  uint64_t end = offset + count;
+  uint64_t at = round_down (offset, CSWAP_PAGE_SIZE);
+
+  *zero = page_is_hole (store, at / CSWAP_PAGE_SIZE);
+  for (at += CSWAP_PAGE_SIZE; at < end; ) {
+    uint64_t slot = at / CSWAP_PAGE_SIZE;
+    if (*zero && !slot_exists (&store->slots, slot)) {
+      /* A chunk never made: all of it is a hole. */
+      at = (slot / SLOTS_PER_CHUNK + 1) * SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE;
+      continue;
+    }
+    if (page_is_hole (store, slot) != *zero)
+      break;
+    at += CSWAP_PAGE_SIZE;
+  }
+  *length = (at < end ? at : end) - offset;
+  return 0;
+}
 
 /* A page ready to install: what prepare_page() decided for it. */
 struct prepared_page {
@@ -568,8 +645,6 @@ range_is_valid (struct store *store, uint64_t count, uint64_t offset)
   return offset <= store->size_bytes && count <= store->size_bytes - offset;
 }
 
-enum store_op { OP_READ, OP_WRITE, OP_ZERO };
-
 /* The counter of OP's pages in COUNT. */
 static atomic_uint_fast64_t *
 op_counter (struct store_counters *count, enum store_op op)
@@ -648,27 +723,6 @@ for_each_page_reclaim (struct store *store, enum store_op op,
   return r;
 }
 
-int
-store_read (struct store *store, void *buf, uint64_t count, uint64_t offset)
-{
-  return for_each_page (store, OP_READ, buf, count, offset);
-}
-
-int
-store_write (struct store *store, const void *buf, uint64_t count,
-             uint64_t offset)
-{
-  /* The cast is safe: OP_WRITE only reads from BUF. */
-  return for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
-                                count, offset);
-}
-
-int
-store_zero (struct store *store, uint64_t count, uint64_t offset)
-{
-  return for_each_page_reclaim (store, OP_ZERO, NULL, count, offset);
-}
-
 /* Whether SLOT reads as zeros without holding memory. */
 static bool
 page_is_hole (struct store *store, uint64_t slot)
@@ -679,31 +733,6 @@ page_is_hole (struct store *store, uint64_t slot)
   bool hole = slot_is_hole (&store->slots, slot);
   slot_unlock (&store->slots, slot);
   return hole;
-}
-
-int
-store_extent (struct store *store, uint64_t offset, uint64_t count,
-              bool *zero, uint64_t *length)
-{
-  if (count == 0 || !range_is_valid (store, count, offset))
-    return -EINVAL;
-  uint64_t end = offset + count;
-  uint64_t at = round_down (offset, CSWAP_PAGE_SIZE);
-
-  *zero = page_is_hole (store, at / CSWAP_PAGE_SIZE);
-  for (at += CSWAP_PAGE_SIZE; at < end; ) {
-    uint64_t slot = at / CSWAP_PAGE_SIZE;
-    if (*zero && !slot_exists (&store->slots, slot)) {
-      /* A chunk never made: all of it is a hole. */
-      at = (slot / SLOTS_PER_CHUNK + 1) * SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE;
-      continue;
-    }
-    if (page_is_hole (store, slot) != *zero)
-      break;
-    at += CSWAP_PAGE_SIZE;
-  }
-  *length = (at < end ? at : end) - offset;
-  return 0;
 }
 
 /* The recompressor's visit of SLOT (recompress.h): a page idle since the
