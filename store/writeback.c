@@ -75,9 +75,9 @@ pressure_batch (struct writeback *wb, enum slot_pick pick, uint64_t first,
   struct slot_selection sel = { .pick = pick, .include_huge = true,
                                 .first = first, .end = end };
   uint64_t slots = end ? end - first : wb->slots->table.slots;
+  /* Two laps of the range: a second chance. */
   struct writeback_source src = { .sel = &sel, .cursor = hand,
-                                  .budget = 2 * slots };  /* two laps: a
-                                                             second chance */
+                                  .budget = 2 * slots };
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   struct store_writeback_result done = { 0 };
   int r = writeback_run_batch (wb, &src, max, &done);
