@@ -45,8 +45,6 @@
  * giving them back.  Lock order: common/lock-order.h.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 
 #include "monotonic.h"
 #include "zs-internal.h"
@@ -386,40 +384,4 @@ zs_pool_stop_refill (struct zs_pool *pool)
   pthread_mutex_lock (&pool->lock);
   pool->refill_running = false;
   pthread_mutex_unlock (&pool->lock);
-}
-
-/* For zs_pool_check: the lists agree with the counters.  Pool lock held. */
-void
-reserve_check (struct zs_pool *pool, bool *failed)
-{
-  uint64_t pages_found = 0;
-
-  for (unsigned pages = 1; pages <= ZS_MAX_PAGES_PER_ZSPAGE; pages++) {
-    uint32_t listed = 0;
-    for (uint32_t id = pool->reserve_head[pages]; id;
-         id = zspage_desc (pool, id)->link.next_id) {
-      if (zspage_is_live (zspage_desc (pool, id))
-          || listed > pool->reserve_count[pages]) {
-        fprintf (stderr, "zs_pool_check: reserve list %u broken at %u\n",
-                 pages, id);
-        *failed = true;
-        return;
-      }
-      listed++;
-    }
-    if (listed != pool->reserve_count[pages]) {
-      fprintf (stderr, "zs_pool_check: reserve of %u-page zspages: %u "
-               "listed, counter %u\n", pages, listed,
-               pool->reserve_count[pages]);
-      *failed = true;
-    }
-    pages_found += (uint64_t) listed * pages;
-  }
-  if (pages_found != pool->reserve_pages
-      || pool->reserve_pages > pool->reserve_limit_pages) {
-    fprintf (stderr, "zs_pool_check: reserve holds %" PRIu64 " pages, "
-             "counter %" PRIu64 ", limit %" PRIu64 "\n", pages_found,
-             pool->reserve_pages, pool->reserve_limit_pages);
-    *failed = true;
-  }
 }

@@ -340,7 +340,6 @@ extern void release_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
 extern uint32_t zspage_take (struct zs_pool *pool, unsigned pages);
 extern void zspage_give_back (struct zs_pool *pool, uint32_t id,
                               unsigned pages);
-extern void reserve_check (struct zs_pool *pool, bool *failed);
 
 extern void zspage_id_free (struct zs_pool *pool, uint32_t id,
                             unsigned pages);

@@ -1,5 +1,26 @@
 /* cswap: the page store's data path (see store.h).
  *
+ * Entry points, at the top of this file, and what they call below:
+ *
+ *   store_read    for_each_page > page_op > read_page > load_contents:
+ *                 memory (decode_page), or disk: read_cold (tier_fetch,
+ *                 tier_generation, tier_check_fetched), then
+ *                 finish_tiered_read (slot_promote)
+ *   store_write   for_each_page_reclaim > page_op > write_page:
+ *                 prepare_deferred or prepare_page, then write_with_room >
+ *                 try_install > install_page > claim_slot, store_object
+ *                 (zs_malloc), slot_publish; at the pool's limit
+ *                 make_room (writeback_make_room), at the area's
+ *                 store_area_make_room
+ *   store_zero    the same walk: zero_page (slot_release), or for part of
+ *                 a page, as a partial store_write, modify_page >
+ *                 write_with_room > try_modify > load_contents (lock held)
+ *                 > install_page
+ *   store_extent  page_is_hole
+ *
+ * and two callbacks: store_deferred_ops (compress_deferred, the
+ * compressor thread) and store_recompress_ops (recompress_visit).
+ *
  * A whole-page write is prepared (same-filled check, compression into a
  * stack buffer) with no lock held, then installed under the slot's lock:
  * allocate, copy, publish, free the old object.  A partial-page write or
@@ -8,17 +29,15 @@
  * under the slot's lock, which is also what keeps compaction from moving
  * the object meanwhile (zsmalloc.h: the owner lock).
  *
- * A page written back to the backing file (SLOT_TIERED) is read without
- * its slot lock held across the disk read: note what the slot holds and
- * the generation of its place on disk (tier_generation), unlock, read,
- * relock, and use what was read only if both are unchanged (else retry),
- * so reads of cold pages do not stall their stripe.  The slot alone is
- * not enough: a trim, the segment freed and taken again, and the page's
- * next copy written back to the same offset with the same length give
- * the same slot word, and the read may have fetched the old copy's bytes
- * (issue #27).  A place is written once a generation, so the pair is
- * exact, at no cost to the slot.  Partial-page
- * writes, rare on a swap device, keep the lock across the read.
+ * A page written back to the backing file (SLOT_TIERED) is read by one
+ * function, read_cold: a whole-page read drops its slot lock across the
+ * disk read, so reads of cold pages do not stall their stripe, then
+ * relocks, looks again if the slot changed meanwhile, and takes the
+ * bytes only if they are the record written at the slot's place in the
+ * generation that place has now (tier_generation, taken once, under the
+ * slot lock: why the slot word alone is not enough is read_cold's
+ * comment, issue #27).  Partial-page writes, rare on a swap device, keep
+ * the lock across the read.
  *
  * When the pool is at its limit and there is a backing file, a write does
  * not go to disk ahead of colder pages: it drops its slot lock, waits for
@@ -52,6 +71,64 @@
 
 /* Rounds of writeback a write at its area's limit may ask for. */
 #define AREA_ROOM_TRIES 4
+
+enum store_op { OP_READ, OP_WRITE, OP_ZERO };
+
+static int for_each_page (struct store *store, enum store_op op,
+                          unsigned char *buf, uint64_t count,
+                          uint64_t offset);
+static int for_each_page_reclaim (struct store *store, enum store_op op,
+                                  unsigned char *buf, uint64_t count,
+                                  uint64_t offset);
+static bool range_is_valid (struct store *store, uint64_t count,
+                            uint64_t offset);
+static bool page_is_hole (struct store *store, uint64_t slot);
+
+int
+store_read (struct store *store, void *buf, uint64_t count, uint64_t offset)
+{
+  return for_each_page (store, OP_READ, buf, count, offset);
+}
+
+int
+store_write (struct store *store, const void *buf, uint64_t count,
+             uint64_t offset)
+{
+  /* The cast is safe: OP_WRITE only reads from BUF. */
+  return for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
+                                count, offset);
+}
+
+int
+store_zero (struct store *store, uint64_t count, uint64_t offset)
+{
+  return for_each_page_reclaim (store, OP_ZERO, NULL, count, offset);
+}
+
+int
+store_extent (struct store *store, uint64_t offset, uint64_t count,
+              bool *zero, uint64_t *length)
+{
+  if (count == 0 || !range_is_valid (store, count, offset))
+    return -EINVAL;
+  uint64_t end = offset + count;
+  uint64_t at = round_down (offset, CSWAP_PAGE_SIZE);
+
+  *zero = page_is_hole (store, at / CSWAP_PAGE_SIZE);
+  for (at += CSWAP_PAGE_SIZE; at < end; ) {
+    uint64_t slot = at / CSWAP_PAGE_SIZE;
+    if (*zero && !slot_exists (&store->slots, slot)) {
+      /* A chunk never made: all of it is a hole. */
+      at = (slot / SLOTS_PER_CHUNK + 1) * SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE;
+      continue;
+    }
+    if (page_is_hole (store, slot) != *zero)
+      break;
+    at += CSWAP_PAGE_SIZE;
+  }
+  *length = (at < end ? at : end) - offset;
+  return 0;
+}
 
 /* A page ready to install: what prepare_page() decided for it. */
 struct prepared_page {
@@ -331,23 +408,71 @@ finish_tiered_read (struct store *store, uint64_t slot,
   return decode_page (store, c->codec, object, c->length, page);
 }
 
+/* The cold read: SLOT's page, tiered at the place C names, read from
+ * disk into OBJECT (C->length bytes).  Called with the slot's lock held,
+ * and returns with it held.  With DROP_LOCK the lock is dropped across
+ * the disk read, so a cold read does not stall its stripe (the whole-page
+ * read); without, it is held throughout (a partial write's
+ * read-modify-write).  Returns 0, a negative errno (counted), or
+ * LOOK_AGAIN: the slot changed while its lock was dropped (rewritten,
+ * trimmed, promoted or moved by the cleaner), so the caller reads what
+ * it holds now.
+ *
+ * Why the generation: the slot word is not enough.  While the lock is
+ * dropped, a trim, the segment freed and taken again, and the page's next
+ * copy written back to the same offset with the same length give the
+ * same slot word again, and the read may have fetched the old copy's
+ * bytes, or half of each (issue #27).  So the generation of the place is
+ * taken once, with the lock held and the slot pointing there (its record
+ * live, the segment cannot be reused): after the read when the lock was
+ * dropped, before it otherwise.  A place is written once a generation,
+ * so bytes that pass the record's check against it (tier_check_fetched:
+ * it binds a record to offset and generation) are the copy the slot
+ * holds now, at no cost to the slot.  Bytes that fail it raced a reuse,
+ * or are corrupt: they are read again with the lock held, where the same
+ * generation still holds, and a second failure is a read error.
+ */
+#define LOOK_AGAIN 1
+
 static int
-read_tiered (struct store *store, uint64_t slot, const struct slot_contents *c,
-             void *object)
+read_cold (struct store *store, uint64_t slot, const struct slot_contents *c,
+           bool drop_lock, void *object)
 {
-  int r = tier_read (store->slots.tier, c->tier_offset, c->length, slot,
-                     object);
+  struct slot_state *ss = &store->slots;
+  uint32_t generation;
+  int r = 0;
+
+  if (drop_lock) {
+    struct tier_record_buf fetched;
+
+    slot_unlock (ss, slot);
+    r = tier_fetch (ss->tier, c->tier_offset, c->length, &fetched);
+    slot_lock (ss, slot);
+    if (!slot_unchanged (ss, slot, c))
+      return LOOK_AGAIN;
+    generation = tier_generation (ss->tier, c->tier_offset);
+    if (r == 0)
+      r = tier_check_fetched (ss->tier, &fetched, c->tier_offset, c->length,
+                              slot, generation, object);
+  } else
+    generation = tier_generation (ss->tier, c->tier_offset);
+  /* Not read yet, or not the copy the slot holds now: read, lock held. */
+  if (!drop_lock || r == -EBADMSG || r == -ESTALE)
+    r = tier_read (ss->tier, c->tier_offset, c->length, slot, generation,
+                   object);
   if (r)
     counter_add (&store->count.read_errors, 1);
   return r;
 }
 
 /* Reads SLOT, which holds C, into PAGE.  Called with the slot's lock
- * held.
+ * held, and returns with it held; a tiered page is read by read_cold,
+ * with the lock dropped across the disk read when DROP_LOCK (and then
+ * LOOK_AGAIN may come back).
  */
 static int
 load_contents (struct store *store, uint64_t slot,
-               const struct slot_contents *c, void *page)
+               const struct slot_contents *c, bool drop_lock, void *page)
 {
   switch (c->type) {
   case SLOT_ABSENT:
@@ -361,65 +486,36 @@ load_contents (struct store *store, uint64_t slot,
     return decode_page (store, c->codec, c->object, c->length, page);
   case SLOT_TIERED: {
     unsigned char object[CSWAP_PAGE_SIZE];
-    int r = read_tiered (store, slot, c, object);
+    int r = read_cold (store, slot, c, drop_lock, object);
     return r ? r : finish_tiered_read (store, slot, c, object, page);
   }
   }
   abort ();                     /* a slot type the store never writes */
 }
 
-/* load_contents of a slot not tiered, and its note for read writeback. */
-static int
-load_noted (struct store *store, uint64_t slot, const struct slot_contents *c,
-            void *page)
-{
-  bool noting = writeback_keeps_reads (store->writeback);
-  bool was_marked = noting && slot_read_marked (&store->slots, slot);
-  int r = load_contents (store, slot, c, page);
-
-  if (r == 0 && noting)
-    writeback_note_read (store->writeback, slot, was_marked);
-  return r;
-}
-
-/* Reads SLOT into PAGE, as load_contents, but a tiered page is read from
- * disk with the slot lock dropped, and used only if the slot still points where it was read, in
- * the same generation of that place.
+/* A whole-page read of SLOT into PAGE: load_contents with the lock
+ * dropped across a disk read, until the slot holds still; a page read
+ * from memory is noted for read writeback (a page read from disk stays
+ * there: writeback-reads.c).
  */
 static int
 read_page (struct store *store, uint64_t slot, void *page)
 {
   struct slot_state *ss = &store->slots;
-  unsigned char object[CSWAP_PAGE_SIZE];
   struct slot_contents c;
   int r;
 
-  for (;;) {
+  do {
     slot_lock (ss, slot);
     slot_get (ss, slot, &c);
-    if (c.type != SLOT_TIERED) {
-      r = load_noted (store, slot, &c, page);
-      break;
-    }
-    uint32_t generation = tier_generation (ss->tier, c.tier_offset);
+    bool noting = c.type != SLOT_TIERED
+                  && writeback_keeps_reads (store->writeback);
+    bool was_marked = noting && slot_read_marked (ss, slot);
+    r = load_contents (store, slot, &c, true, page);
+    if (r == 0 && noting)
+      writeback_note_read (store->writeback, slot, was_marked);
     slot_unlock (ss, slot);
-    r = tier_read (ss->tier, c.tier_offset, c.length, slot, object);
-    slot_lock (ss, slot);
-    if (slot_unchanged (ss, slot, &c)
-        && tier_generation (ss->tier, c.tier_offset) == generation) {
-      if (r)
-        counter_add (&store->count.read_errors, 1);
-      else
-        r = finish_tiered_read (store, slot, &c, object, page);
-      break;
-    }
-    /* Rewritten, trimmed, promoted or moved meanwhile (maybe back to the
-     * same place, in a new generation): what was read may be stale, so
-     * look again.
-     */
-    slot_unlock (ss, slot);
-  }
-  slot_unlock (ss, slot);
+  } while (r == LOOK_AGAIN);
   return r;
 }
 
@@ -520,7 +616,7 @@ try_modify (struct store *store, uint64_t slot, void *arg,
   slot_get (&store->slots, slot, &c);
   if (part->src == NULL && c.type == SLOT_ABSENT)
     r = 0;
-  else if ((r = load_contents (store, slot, &c, page)) == 0) {
+  else if ((r = load_contents (store, slot, &c, false, page)) == 0) {
     if (part->src)
       memcpy (page + part->offset, part->src, part->count);
     else
@@ -548,8 +644,6 @@ range_is_valid (struct store *store, uint64_t count, uint64_t offset)
 {
   return offset <= store->size_bytes && count <= store->size_bytes - offset;
 }
-
-enum store_op { OP_READ, OP_WRITE, OP_ZERO };
 
 /* The counter of OP's pages in COUNT. */
 static atomic_uint_fast64_t *
@@ -629,27 +723,6 @@ for_each_page_reclaim (struct store *store, enum store_op op,
   return r;
 }
 
-int
-store_read (struct store *store, void *buf, uint64_t count, uint64_t offset)
-{
-  return for_each_page (store, OP_READ, buf, count, offset);
-}
-
-int
-store_write (struct store *store, const void *buf, uint64_t count,
-             uint64_t offset)
-{
-  /* The cast is safe: OP_WRITE only reads from BUF. */
-  return for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
-                                count, offset);
-}
-
-int
-store_zero (struct store *store, uint64_t count, uint64_t offset)
-{
-  return for_each_page_reclaim (store, OP_ZERO, NULL, count, offset);
-}
-
 /* Whether SLOT reads as zeros without holding memory. */
 static bool
 page_is_hole (struct store *store, uint64_t slot)
@@ -660,31 +733,6 @@ page_is_hole (struct store *store, uint64_t slot)
   bool hole = slot_is_hole (&store->slots, slot);
   slot_unlock (&store->slots, slot);
   return hole;
-}
-
-int
-store_extent (struct store *store, uint64_t offset, uint64_t count,
-              bool *zero, uint64_t *length)
-{
-  if (count == 0 || !range_is_valid (store, count, offset))
-    return -EINVAL;
-  uint64_t end = offset + count;
-  uint64_t at = round_down (offset, CSWAP_PAGE_SIZE);
-
-  *zero = page_is_hole (store, at / CSWAP_PAGE_SIZE);
-  for (at += CSWAP_PAGE_SIZE; at < end; ) {
-    uint64_t slot = at / CSWAP_PAGE_SIZE;
-    if (*zero && !slot_exists (&store->slots, slot)) {
-      /* A chunk never made: all of it is a hole. */
-      at = (slot / SLOTS_PER_CHUNK + 1) * SLOTS_PER_CHUNK * CSWAP_PAGE_SIZE;
-      continue;
-    }
-    if (page_is_hole (store, slot) != *zero)
-      break;
-    at += CSWAP_PAGE_SIZE;
-  }
-  *length = (at < end ? at : end) - offset;
-  return 0;
 }
 
 /* The recompressor's visit of SLOT (recompress.h): a page idle since the

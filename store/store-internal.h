@@ -78,6 +78,27 @@ extern bool store_area_has_room (struct store *store, uint64_t slot,
 extern int store_areas_init (struct store *store, unsigned areas);
 extern void store_areas_destroy (struct store *store);
 
+/* Whether CODEC is a codec and a level it takes: what store_create and
+ * store_set_codec accept.
+ */
+static inline bool
+store_codec_valid (const struct codec_config *codec)
+{
+  int min, max;
+
+  return codec->id < CODEC_COUNT
+    && codec_check_level (codec->id, codec->level, &min, &max) == 0;
+}
+
+/* Makes CODEC, valid, the codec for pages written from now on. */
+static inline void
+store_codec_set_now (struct store *store, const struct codec_config *codec)
+{
+  atomic_store_explicit (&store->codec_packed,
+                         (uint32_t) codec->id << 16 | (uint16_t) codec->level,
+                         memory_order_relaxed);
+}
+
 /* The codec for pages written now. */
 static inline struct codec_config
 store_codec_now (struct store *store)

@@ -16,14 +16,9 @@
 int
 store_set_codec (struct store *store, const struct codec_config *codec)
 {
-  int min, max;
-
-  if (codec->id >= CODEC_COUNT
-      || codec_check_level (codec->id, codec->level, &min, &max))
+  if (!store_codec_valid (codec))
     return -EINVAL;
-  atomic_store_explicit (&store->codec_packed,
-                         (uint32_t) codec->id << 16 | (uint16_t) codec->level,
-                         memory_order_relaxed);
+  store_codec_set_now (store, codec);
   return 0;
 }
 

@@ -46,17 +46,13 @@ static bool
 config_is_valid (const struct store_config *config)
 {
   struct store_recompress recompress = recompress_settings (config);
-  int min, max;
-
   uint64_t areas = config->areas ? config->areas : 1;
 
   return config->size_bytes != 0 && config->size_bytes % CSWAP_PAGE_SIZE == 0
     && areas <= STORE_MAX_AREAS
     && config->size_bytes / CSWAP_PAGE_SIZE % areas == 0
     && config->size_bytes / CSWAP_PAGE_SIZE <= ZS_MAX_OWNER_COOKIE
-    && config->codec.id < CODEC_COUNT
-    && codec_check_level (config->codec.id, config->codec.level,
-                          &min, &max) == 0
+    && store_codec_valid (&config->codec)
     && recompress_settings_valid (&recompress)
     && config->huge_threshold_bytes <= CSWAP_PAGE_SIZE
     && pool_limit_valid (config->pool_limit_bytes);
@@ -193,7 +189,7 @@ store_create (const struct store_config *config)
     errno = ENOMEM;
     return NULL;
   }
-  store_set_codec (store, &config->codec);
+  store_codec_set_now (store, &config->codec);
   pool_limit_init (&store->limit, store->slots.pool, config->pool_limit_bytes);
   store->huge_threshold_bytes = huge_threshold (store->slots.pool,
                                                 config->huge_threshold_bytes);

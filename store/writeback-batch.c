@@ -20,7 +20,8 @@
  * and I/O nothing, and no bit per slot.
  *
  * Every completed batch ends the wait of the writers who asked for room
- * before it (writeback.c).
+ * before it (writeback-room.c).  Which pages go in is the caller's
+ * (writeback-select.c): this file calls no file above it.
  *
  * The budget (writeback-budget.c) decides whether a batch begins, caps
  * what it may write, and is charged what it wrote.
@@ -97,16 +98,6 @@ writeback_in_backoff (struct writeback *wb)
   return wb->retry_after_ns && monotonic_ns () < wb->retry_after_ns;
 }
 
-void
-writeback_post_batch (struct writeback *wb, int verdict)
-{
-  wake_lock (wb);
-  wb->batches_done++;
-  wb->room_verdict = verdict;
-  pthread_cond_broadcast (&wb->room);
-  wake_unlock (wb);
-}
-
 int
 writeback_begin_batch (struct writeback *wb)
 {
@@ -141,21 +132,4 @@ writeback_flush (struct writeback *wb)
   wb->retry_after_ns = 0;
   wb->batches_since_compact++;
   return moved;
-}
-
-int
-writeback_run_batch (struct writeback *wb, const struct slot_selection *sel,
-                     uint64_t *cursor, uint64_t *budget, unsigned max,
-                     struct store_writeback_result *done)
-{
-  int r = writeback_begin_batch (wb);
-
-  if (r)
-    return r;
-  r = writeback_gather (wb, sel, cursor, budget, max);
-  done->batches += wb->pending_count > 0;
-  int moved = writeback_flush (wb);
-  if (moved > 0)
-    done->pages_written += moved;
-  return r ? r : moved < 0 ? moved : 0;
 }

@@ -1,13 +1,18 @@
 /* cswap: what the writeback files share (store/writeback*.c).
  *
  *   writeback.c           the writer thread and its policy: when to write,
- *                         how much, writers waiting for room, compaction
- *   writeback-select.c    which pages: CLOCK, idle ages, the age sweep
+ *                         how much, compaction
+ *   writeback-reads.c     pages the kernel has read back, to disk
+ *   writeback-select.c    which pages: CLOCK, idle ages, the age sweep; the
+ *                         loop of batches over a source of pages
  *   writeback-batch.c     a batch: fill, submit, settle each page, backoff
  *   writeback-clean.c     the slots' answers to the tier's cleaner
+ *   writeback-room.c      writers waiting for room, batches ending the wait
  *   writeback-settings.c  batch size and idle-writeback settings
  *   writeback-budget.c    how much may be written: bytes a day, a burst
- *   writeback-reads.c     pages the kernel has read back, to disk
+ *
+ * in the order of their calls: each file calls only files below it in
+ * this list (scripts/file-calls checks it).
  *
  * What the writer works on it is handed at creation (writeback.h,
  * struct writeback_context): slots only through slot-state.h.  Each
@@ -109,20 +114,36 @@ wake_unlock (struct writeback *wb)
   lock_release (&wb->wake_lock);
 }
 
+/* Where a batch's pages come from (writeback-select.c): a sweep of the
+ * slot table, SEL's range from *CURSOR on, visiting at most BUDGET slots;
+ * or, CURSOR NULL, the slots LIST[NEXT..COUNT).
+ */
+struct writeback_source {
+  const struct slot_selection *sel;
+  uint64_t *cursor;
+  uint64_t budget;
+  const uint32_t *list;
+  unsigned next, count;
+};
+
 /* writeback-select.c */
-/* Fills the batch with up to MAX pages chosen by SEL, sweeping from
- * *CURSOR for at most *BUDGET slots.  Returns 0, or -ENOSPC when the
- * backing file is full.  Mutex held.
+/* One batch: begin (budget, cleaner), gather up to MAX pages SRC gives,
+ * submit, settle.  Adds the pages that left memory and the batch, if
+ * anything was submitted, to *DONE, even when it fails; returns 0 or a
+ * negative errno (-ENOSPC: the backing file is full).  Mutex held.
  */
-extern int writeback_gather (struct writeback *wb,
-                             const struct slot_selection *sel,
-                             uint64_t *cursor, uint64_t *budget, unsigned max);
-/* Adds SLOT to the batch if SEL picks it, under the slot's lock.  0,
- * -E2BIG when the batch is full, or -ENOSPC.  Mutex held.
+extern int writeback_run_batch (struct writeback *wb,
+                                struct writeback_source *src, unsigned max,
+                                struct store_writeback_result *done);
+/* Batches of what SRC gives until it is spent, MAX_PAGES have left memory
+ * (0: no bound), or a batch cannot be made (backoff: -EAGAIN, the budget
+ * spent, the disk full or failing: the error); the mutex taken for each.
+ * *DONE counts them all.
  */
-extern int writeback_offer_slot (struct writeback *wb,
-                                 const struct slot_selection *sel,
-                                 uint64_t slot);
+extern int writeback_run_batches (struct writeback *wb,
+                                  struct writeback_source *src,
+                                  uint64_t max_pages,
+                                  struct store_writeback_result *done);
 /* Seconds between idle sweeps. */
 extern unsigned writeback_age_period_s (struct writeback *wb);
 /* Advances the idle age of every page in memory of the chunk holding
@@ -149,20 +170,23 @@ extern int writeback_begin_batch (struct writeback *wb);
  */
 extern int writeback_flush (struct writeback *wb);
 extern bool writeback_in_backoff (struct writeback *wb);
-/* One batch: begin (budget, cleaner), gather, submit, settle.  Adds the pages
- * that left memory and the batch, if anything was submitted, to *DONE,
- * even when it fails; returns 0 or a negative errno.
- */
-extern int writeback_run_batch (struct writeback *wb,
-                                const struct slot_selection *sel,
-                                uint64_t *cursor,
-                                uint64_t *budget, unsigned max,
-                                struct store_writeback_result *done);
+
+/* writeback-room.c: writers waiting for room. */
 /* A batch completed: ends the wait of every writer who asked for room
  * before it.  VERDICT -ENOSPC tells them writeback cannot make room.
  * Takes the wake lock.
  */
 extern void writeback_post_batch (struct writeback *wb, int verdict);
+/* Wakes the writer thread and waits for its next batch: that batch's
+ * verdict (0 or -ENOSPC), 0 when the thread stopped first (try again),
+ * or -ESRCH when no writer thread runs (the caller makes room itself).
+ * Takes the wake lock.
+ */
+extern int writeback_wait_for_batch (struct writeback *wb);
+/* Whether writers wait for a batch; *STOP whether the thread should
+ * stop.  Takes the wake lock.
+ */
+extern bool writeback_writers_waiting (struct writeback *wb, bool *stop);
 
 /* writeback-clean.c: the tier's cleaner, with the slots as its owner. */
 extern struct tier_cleaner *writeback_cleaner_create (struct writeback *wb);

@@ -86,34 +86,20 @@ writeback_note_read (struct writeback *wb, uint32_t slot, bool was_marked)
   lock_release (&wb->reads_lock);
 }
 
-/* Writes the pages of SLOTS still marked, in batches. */
+/* Writes the pages of SLOTS still marked, in batches, until the disk
+ * fails or fills or the budget is spent: those left stay in memory.
+ */
 static void
 write_marked (struct writeback *wb, const uint32_t *slots, unsigned count)
 {
   const struct slot_selection sel = { .pick = SLOT_PICK_READ_MARKED,
                                       .include_huge = true };
-  unsigned n = 0;
+  struct writeback_source src = { .sel = &sel, .list = slots,
+                                  .count = count };
+  struct store_writeback_result done;
 
-  while (n < count) {
-    unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-    int r = 0;
-
-    writeback_lock (wb);
-    if (writeback_in_backoff (wb) || writeback_begin_batch (wb)) {
-      writeback_unlock (wb);
-      return;                   /* the disk is failing or the budget spent:
-                                   they stay */
-    }
-    while (n < count && wb->pending_count < max
-           && (r = writeback_offer_slot (wb, &sel, slots[n])) == 0)
-      n++;
-    int moved = writeback_flush (wb);
-    writeback_unlock (wb);
-    if (moved > 0)
-      counter_add (&wb->count->read_pages_written_back, moved);
-    if (r == -ENOSPC || moved < 0)
-      return;                   /* the backing file is full or failing */
-  }
+  writeback_run_batches (wb, &src, 0, &done);
+  counter_add (&wb->count->read_pages_written_back, done.pages_written);
 }
 
 uint64_t

@@ -1,8 +1,9 @@
 /* cswap: writeback — the writer thread and its policy: what to write,
  * when, and how much.  Cold pages leave the pool for the backing file
- * (tier/) in batches; which pages is writeback-select.c's, a batch
- * writeback-batch.c's, the disk cleaner writeback-clean.c's, the limit
- * and threshold pool-limit.c's.
+ * (tier/) in batches; which pages, and the batches' loop, is
+ * writeback-select.c's, a batch writeback-batch.c's, the disk cleaner
+ * writeback-clean.c's, the writers' wait for a batch writeback-room.c's,
+ * the limit and threshold pool-limit.c's.
  *
  * Pool limit with hysteresis: a write that finds the pool at its limit
  * notes how many batches have completed, wakes the writer thread and
@@ -74,10 +75,12 @@ pressure_batch (struct writeback *wb, enum slot_pick pick, uint64_t first,
   struct slot_selection sel = { .pick = pick, .include_huge = true,
                                 .first = first, .end = end };
   uint64_t slots = end ? end - first : wb->slots->table.slots;
-  uint64_t budget = 2 * slots;  /* two laps: a second chance */
+  /* Two laps of the range: a second chance. */
+  struct writeback_source src = { .sel = &sel, .cursor = hand,
+                                  .budget = 2 * slots };
   unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
   struct store_writeback_result done = { 0 };
-  int r = writeback_run_batch (wb, &sel, hand, &budget, max, &done);
+  int r = writeback_run_batch (wb, &src, max, &done);
 
   if (done.pages_written > 0
       && (wb->batches_since_compact >= COMPACT_EVERY_BATCHES
@@ -121,22 +124,8 @@ writeback_make_room (struct writeback *wb, unsigned needed_pages)
   counter_add (&wb->count->writes_waited, 1);
   if (pool_limit_has_room (wb->limit, needed_pages))
     return 0;
-  wake_lock (wb);
-  if (!wb->running || wb->stop) {
-    wake_unlock (wb);
-    return make_room_here (wb, needed_pages);
-  }
-  uint64_t asked_at = wb->batches_done;
-  wb->room_wanted++;
-  wb->kicked = true;
-  pthread_cond_signal (&wb->wake);
-  while (wb->batches_done == asked_at && !wb->stop)
-    pthread_cond_wait (&wb->room, &wb->wake_lock);
-  /* Stopped before a batch: try again, and make room here next time. */
-  int r = wb->batches_done != asked_at ? wb->room_verdict : 0;
-  wb->room_wanted--;
-  wake_unlock (wb);
-  return r;
+  int r = writeback_wait_for_batch (wb);
+  return r == -ESRCH ? make_room_here (wb, needed_pages) : r;
 }
 
 int
@@ -156,17 +145,6 @@ writeback_make_area_room (struct writeback *wb, uint64_t first, uint64_t end,
   }
   writeback_unlock (wb);
   return fits ? 0 : -EDQUOT;
-}
-
-/* Whether writers wait for a batch, and whether the thread should stop. */
-static bool
-writers_waiting (struct writeback *wb, bool *stop)
-{
-  wake_lock (wb);
-  bool waiting = wb->room_wanted > 0;
-  *stop = wb->stop;
-  wake_unlock (wb);
-  return waiting;
 }
 
 /* Compacts the pool before a writer is refused.  A compaction already
@@ -192,7 +170,7 @@ compact_before_refusal (struct writeback *wb)
 static void
 relieve_pressure (struct writeback *wb)
 {
-  bool stop, waiting = writers_waiting (wb, &stop);
+  bool stop, waiting = writeback_writers_waiting (wb, &stop);
   unsigned empty_passes = 0;
 
   if (!waiting && !pool_limit_reached (wb->limit))
@@ -213,7 +191,7 @@ relieve_pressure (struct writeback *wb)
                 : pressure_batch (wb, pass_pick (empty_passes), 0, 0,
                                   &wb->hand);
     writeback_unlock (wb);
-    waiting = writers_waiting (wb, &stop);
+    waiting = writeback_writers_waiting (wb, &stop);
     if (moved > 0) {
       empty_passes = 0;
       continue;
@@ -249,7 +227,7 @@ age_sweep (struct writeback *wb)
 
   for (uint64_t slot = 0; slot < slots; slot += SLOTS_PER_CHUNK) {
     bool stop;
-    if (writers_waiting (wb, &stop))
+    if (writeback_writers_waiting (wb, &stop))
       relieve_pressure (wb);
     if (stop)
       return;
@@ -264,22 +242,11 @@ static int
 sweep_writeback (struct writeback *wb, const struct slot_selection *sel,
                  uint64_t max_pages, struct store_writeback_result *result)
 {
-  uint64_t cursor = 0, budget = wb->slots->table.slots;
-  int r = 0;
+  uint64_t cursor = 0;
+  struct writeback_source src = { .sel = sel, .cursor = &cursor,
+                                  .budget = wb->slots->table.slots };
 
-  *result = (struct store_writeback_result) { 0 };
-  while (budget > 0 && (max_pages == 0 || result->pages_written < max_pages)) {
-    unsigned max = atomic_load_explicit (&wb->batch_pages, memory_order_relaxed);
-    if (max_pages && max_pages - result->pages_written < max)
-      max = max_pages - result->pages_written;
-    writeback_lock (wb);
-    r = writeback_in_backoff (wb) ? -EAGAIN
-      : writeback_run_batch (wb, sel, &cursor, &budget, max, result);
-    writeback_unlock (wb);
-    if (r < 0)
-      break;
-  }
-  return r;
+  return writeback_run_batches (wb, &src, max_pages, result);
 }
 
 static void *

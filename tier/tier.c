@@ -701,38 +701,68 @@ tier_generation (struct tier *tier, uint64_t offset)
   return generation;
 }
 
-int
-tier_read (struct tier *tier, uint64_t offset, uint32_t length,
-           uint32_t cookie, void *payload)
+/* Where the record of LENGTH payload bytes at OFFSET lies in the blocks
+ * a read fetches: from the block-aligned *FIRST to *END.
+ */
+static void
+record_blocks (struct tier *tier, uint64_t offset, uint32_t length,
+               uint64_t *first, uint64_t *end)
 {
-  /* On the stack, aligned for O_DIRECT: nothing allocated per read. */
-  _Alignas (TIER_BLOCK_BYTES) unsigned char buf[2 * TIER_BLOCK_BYTES];
-  uint64_t first = round_down (offset, TIER_BLOCK_BYTES);
-  uint64_t end = round_up (offset + record_bytes (&tier->format, length),
-                           TIER_BLOCK_BYTES);
-  size_t in_buf = offset - first;
+  *first = round_down (offset, TIER_BLOCK_BYTES);
+  *end = round_up (offset + record_bytes (&tier->format, length),
+                   TIER_BLOCK_BYTES);
+}
+
+int
+tier_fetch (struct tier *tier, uint64_t offset, uint32_t length,
+            struct tier_record_buf *buf)
+{
+  uint64_t first, end;
+
+  record_blocks (tier, offset, length, &first, &end);
+  if (end - first > sizeof buf->bytes || end > tier->size_bytes)
+    return -EINVAL;
+  return read_exact (tier, buf->bytes, end - first, first);
+}
+
+int
+tier_check_fetched (struct tier *tier, struct tier_record_buf *buf,
+                    uint64_t offset, uint32_t length, uint32_t cookie,
+                    uint32_t generation, void *payload)
+{
+  struct record_place place = { .offset = offset, .generation = generation };
+  uint64_t first, end;
   struct record record;
 
-  if (end - first > sizeof buf || end > tier->size_bytes)
-    return -EINVAL;
-  struct record_place place = { .offset = offset,
-                                .generation = tier_generation (tier, offset) };
-  int r = read_exact (tier, buf, end - first, first);
-  if (r)
-    return r;
-  enum record_status status = record_read (&tier->format, buf + in_buf,
+  record_blocks (tier, offset, length, &first, &end);
+  size_t in_buf = offset - first;
+  enum record_status status = record_read (&tier->format, buf->bytes + in_buf,
                                            end - first - in_buf, place,
                                            payload, &record);
-  if (status == RECORD_STALE) {
-    counter_add (&tier->stale_records, 1);
-    return -EIO;
-  }
+  if (status == RECORD_STALE)
+    return -ESTALE;
   if (status != RECORD_OK || record.cookie != cookie
-      || record.length != length) {
-    counter_add (&tier->checksum_errors, 1);
+      || record.length != length)
+    return -EBADMSG;
+  return 0;
+}
+
+int
+tier_read (struct tier *tier, uint64_t offset, uint32_t length,
+           uint32_t cookie, uint32_t generation, void *payload)
+{
+  struct tier_record_buf buf;
+  int r = tier_fetch (tier, offset, length, &buf);
+
+  if (r == 0)
+    r = tier_check_fetched (tier, &buf, offset, length, cookie, generation,
+                            payload);
+  if (r == -ESTALE || r == -EBADMSG) {
+    counter_add (r == -ESTALE ? &tier->stale_records : &tier->checksum_errors,
+                 1);
     return -EIO;
   }
-  return 0;
+  return r;
 }
 
 int64_t

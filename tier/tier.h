@@ -128,13 +128,36 @@ extern int tier_batch_submit (struct tier *tier, struct tier_batch *batch);
 /* Makes the object at OFFSET of LENGTH payload bytes dead. */
 extern void tier_free (struct tier *tier, uint64_t offset, uint32_t length);
 
-/* Reads the object at OFFSET back into PAYLOAD (LENGTH bytes), checking
- * its checksum or tag, cookie and length, and that it was written in the
- * generation OFFSET's segment has when the read starts.  Returns 0, -EIO,
- * or another -errno.
+/* Reading an object back.  Its owner takes the generation of OFFSET's
+ * segment (tier_generation) while the object is its (its lock held, so
+ * the segment cannot be freed and taken again), and the object read is
+ * taken only if it was written at OFFSET in that generation: bytes read
+ * while the segment was reused are refused, not returned.
+ *
+ * tier_read reads the object at OFFSET back into PAYLOAD (LENGTH bytes),
+ * checking its checksum or tag, cookie and length, and GENERATION.
+ * Returns 0, -EIO (counted: a stale or corrupt record), or another
+ * -errno.
+ *
+ * Or in two steps, so that the owner need not hold its lock across the
+ * disk read: tier_fetch reads the blocks that hold the object into BUF
+ * (any thread, no lock: 0 or -errno); tier_check_fetched checks them as
+ * tier_read does and copies the payload out: 0, -ESTALE (written before
+ * the tier opened), -EBADMSG (not the object written at OFFSET in
+ * GENERATION: a read that raced a reuse, or corruption), neither
+ * counted.
  */
+struct tier_record_buf {
+  _Alignas (TIER_BLOCK_BYTES) unsigned char bytes[2 * TIER_BLOCK_BYTES];
+};
 extern int tier_read (struct tier *tier, uint64_t offset, uint32_t length,
-                      uint32_t cookie, void *payload);
+                      uint32_t cookie, uint32_t generation, void *payload);
+extern int tier_fetch (struct tier *tier, uint64_t offset, uint32_t length,
+                       struct tier_record_buf *buf);
+extern int tier_check_fetched (struct tier *tier, struct tier_record_buf *buf,
+                               uint64_t offset, uint32_t length,
+                               uint32_t cookie, uint32_t generation,
+                               void *payload);
 /* The generation of OFFSET's segment: it changes each time the segment
  * is written afresh, never while a record there is live.  So a reader
  * who saw an object at OFFSET, and sees it again there in the same

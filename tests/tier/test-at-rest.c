@@ -186,7 +186,8 @@ read_records (struct tier *tier, const uint64_t *offset, unsigned *eio)
   *eio = 0;
   for (unsigned n = 0; n < RECORDS; n++) {
     record_payload (payload, n);
-    int r = tier_read (tier, offset[n], record_length (n), n, got);
+    int r = tier_read (tier, offset[n], record_length (n), n,
+                       tier_generation (tier, offset[n]), got);
     if (r == 0 && memcmp (got, payload, record_length (n)) == 0)
       right++;
     else if (r == -EIO)

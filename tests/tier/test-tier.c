@@ -14,12 +14,19 @@
  *                        writeback, in the model too; pages rewritten and
  *                        read while batches take them read back as last
  *                        written; a read that slept while its page's
- *                        place on disk was reused brings nothing old back
+ *                        place on disk was reused brings nothing old back;
+ *                        the cold read's generation (cold-read, below)
  *   test-tier rewrite    only the last of those: pages rewritten and read
  *                        while batches take them (issue #27, item 1)
  *   test-tier reuse      only this one: a read that slept on the disk
  *                        while its page's place was reused for the page's
  *                        next copy (issue #27, item 2)
+ *   test-tier cold-read  a page on disk read whole, in part, and under a
+ *                        partial write takes the tier's generation once
+ *                        (issue #51); bytes damaged between the disk and
+ *                        their check are read again, not returned, and
+ *                        counted as no error (--wrap=tier_generation,
+ *                        --wrap=tier_fetch: the test's counters)
  *   test-tier ring-faults
  *                        the model again under each of the faults that
  *                        io-fault.h injects between the tier and the
@@ -56,6 +63,42 @@
 
 static struct pagefile corpus;
 static char backing_path[256];
+
+/* The cold read's seams (test_cold_read): counts of the generations
+ * taken, and fetches to damage.  Linked with --wrap: every other test
+ * passes through.
+ */
+
+static atomic_uint generations_taken;
+static atomic_uint fetches_to_damage;
+
+extern uint32_t __real_tier_generation (struct tier *tier, uint64_t offset);
+extern uint32_t __wrap_tier_generation (struct tier *tier, uint64_t offset);
+extern int __real_tier_fetch (struct tier *tier, uint64_t offset,
+                              uint32_t length, struct tier_record_buf *buf);
+extern int __wrap_tier_fetch (struct tier *tier, uint64_t offset,
+                              uint32_t length, struct tier_record_buf *buf);
+
+uint32_t
+__wrap_tier_generation (struct tier *tier, uint64_t offset)
+{
+  atomic_fetch_add (&generations_taken, 1);
+  return __real_tier_generation (tier, offset);
+}
+
+int
+__wrap_tier_fetch (struct tier *tier, uint64_t offset, uint32_t length,
+                   struct tier_record_buf *buf)
+{
+  int r = __real_tier_fetch (tier, offset, length, buf);
+
+  if (r == 0 && atomic_load (&fetches_to_damage) > 0) {
+    atomic_fetch_sub (&fetches_to_damage, 1);
+    for (size_t i = 0; i < sizeof buf->bytes; i++)
+      buf->bytes[i] ^= 0x5a;
+  }
+  return r;
+}
 
 static uint64_t
 rand64 (uint64_t *state)
@@ -1047,6 +1090,105 @@ test_read_meets_reuse (void)
   check_read_meets_reuse (true);
 }
 
+/* A store with PAGE written at page 0 and written back to disk. */
+static struct store *
+store_with_page_zero_on_disk (const unsigned char *page)
+{
+  struct store_config config = {
+    .size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, 0 },
+    .backing_path = backing_path,
+    .backing_size_bytes = 8 << 20,
+  };
+  struct store_writeback_result r;
+  struct store *store = store_create (&config);
+
+  if (store == NULL)
+    tap_bail_out ("store_create: %s", store_create_error ());
+  if (store_write (store, page, CSWAP_PAGE_SIZE, 0) != 0
+      || store_writeback (store, 0, 0, true, &r) != 0 || r.pages_written != 1)
+    tap_bail_out ("the page did not go to disk");
+  return store;
+}
+
+/* Issue #51: one cold-read path, which takes the generation once. */
+static void
+check_generation_once (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
+  const unsigned char part[100] = { 1, 2, 3 };
+
+  uint64_t rng = 7;
+
+  fill_noise (&rng, page);
+  struct store *store = store_with_page_zero_on_disk (page);
+  atomic_store (&generations_taken, 0);
+  int r = store_read (store, got, CSWAP_PAGE_SIZE, 0);
+  ok (r == 0 && memcmp (got, page, CSWAP_PAGE_SIZE) == 0
+      && atomic_load (&generations_taken) == 1,
+      "a whole-page read from disk takes the generation once (%u), "
+      "and reads right", atomic_load (&generations_taken));
+  store_destroy (store);
+  unlink (backing_path);
+
+  store = store_with_page_zero_on_disk (page);
+  atomic_store (&generations_taken, 0);
+  r = store_read (store, got, 512, 1024);
+  ok (r == 0 && memcmp (got, page + 1024, 512) == 0
+      && atomic_load (&generations_taken) == 1,
+      "a read of part of a page on disk takes it once (%u)",
+      atomic_load (&generations_taken));
+  store_destroy (store);
+  unlink (backing_path);
+
+  store = store_with_page_zero_on_disk (page);
+  atomic_store (&generations_taken, 0);
+  r = store_write (store, part, sizeof part, 2048);
+  unsigned taken = atomic_load (&generations_taken);
+  memcpy (page + 2048, part, sizeof part);
+  ok (r == 0 && store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
+      && memcmp (got, page, CSWAP_PAGE_SIZE) == 0 && taken == 1,
+      "a partial write of a page on disk (its lock held) takes it once "
+      "(%u), and the page reads as written", taken);
+  store_destroy (store);
+  unlink (backing_path);
+}
+
+static void
+check_damaged_fetch (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
+  struct store_stats before, after;
+
+  uint64_t rng = 8;
+
+  fill_noise (&rng, page);
+  struct store *store = store_with_page_zero_on_disk (page);
+  store_stats (store, &before);
+  atomic_store (&fetches_to_damage, 1);
+  int r = store_read (store, got, CSWAP_PAGE_SIZE, 0);
+  store_stats (store, &after);
+  ok (r == 0 && memcmp (got, page, CSWAP_PAGE_SIZE) == 0
+      && atomic_load (&fetches_to_damage) == 0,
+      "bytes damaged after the disk read are not returned: the page is "
+      "read again and reads right (%d)", r);
+  ok (after.read_errors == before.read_errors
+      && after.backing_checksum_errors == before.backing_checksum_errors,
+      "and counted as no error (read errors %llu, checksum errors %llu)",
+      (unsigned long long) (after.read_errors - before.read_errors),
+      (unsigned long long) (after.backing_checksum_errors
+                            - before.backing_checksum_errors));
+  store_destroy (store);
+  unlink (backing_path);
+}
+
+static void
+test_cold_read (void)
+{
+  check_generation_once ();
+  check_damaged_fetch ();
+}
+
 static void
 test_bad_backing (void)
 {
@@ -1105,6 +1247,8 @@ main (int argc, char *argv[])
     test_rewrite_during_batch (rewrite_rounds);
   else if (argc == 2 && strcmp (argv[1], "reuse") == 0)
     test_read_meets_reuse ();
+  else if (argc == 2 && strcmp (argv[1], "cold-read") == 0)
+    test_cold_read ();
   else {
     test_model (ops, false);
     unlink (backing_path);
@@ -1129,6 +1273,8 @@ main (int argc, char *argv[])
     test_rewrite_during_batch (rewrite_rounds);
     unlink (backing_path);
     test_read_meets_reuse ();
+    unlink (backing_path);
+    test_cold_read ();
     unlink (backing_path);
     test_bad_backing ();
   }
