@@ -538,7 +538,8 @@ main (int argc, char *argv[])
    */
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
-  device.store = life.store;
+  device.blockdev.store = life.store;
+  device.blockdev.size_bytes = store_size (life.store);
   /* The ladder's follower, idle until `cswap up` hands it the steps over
    * the control socket (ladder-online = follow); its thread starts then.
    */
@@ -548,7 +549,7 @@ main (int argc, char *argv[])
     goto out;
   }
   control_server_extend (life.control, ladder_control_extension (ladder));
-  device.ladder = ladder;
+  device.blockdev.ladder = ladder;
   if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
@@ -589,8 +590,7 @@ main (int argc, char *argv[])
   raw_server_close (raw_server);
   daemon_stop (&life);
   ladder_destroy (ladder);
-  device.store = NULL;
-  device.ladder = NULL;
+  device.blockdev = (struct blockdev) { .store = NULL };
   if (mounted)
     fuse_session_unmount (session);
   if (handling_signals)

@@ -29,8 +29,8 @@
  * that a failure undoes cleanly and its message reaches the terminal.
  *
  * Locking: none.  main() is single-threaded until the queues start; the
- * queue threads use only the device (device.h: thread-safe), the control
- * thread only the store.
+ * queue threads use only their window (blockdev.h: thread-safe), the
+ * control thread only the store.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +50,7 @@
 
 #include "config-file.h"
 #include "daemon-life.h"
-#include "device.h"
+#include "blockdev.h"
 #include "options.h"
 #include "parse.h"
 #include "program-message.h"
@@ -82,7 +82,7 @@ struct served_device {
   bool added, started;
   int char_fd;
   struct ublk_queues *queues;
-  struct device device;         /* the request layer over the store */
+  struct blockdev window;       /* the request layer over the window */
   char path[64];                /* /dev/ublkbN */
 };
 
@@ -260,8 +260,9 @@ print_features (void)
 
 /* The parameters of a device of SIZE_BYTES: 4 KiB logical blocks (a
  * swap page is one; no request is ever part of a page, and an unaligned
- * one is refused by the block layer), requests up to DEVICE_MAX_IO_BYTES,
- * discard and write-zeroes of any length in pages, no volatile cache.
+ * one is refused by the block layer), requests up to
+ * BLOCKDEV_MAX_IO_BYTES, discard and write-zeroes of any length in
+ * pages, no volatile cache.
  */
 static struct ublk_params
 device_params (uint64_t size_bytes)
@@ -274,7 +275,7 @@ device_params (uint64_t size_bytes)
       .physical_bs_shift = 12,
       .io_opt_shift = 12,
       .io_min_shift = 12,
-      .max_sectors = DEVICE_MAX_IO_BYTES >> 9,
+      .max_sectors = BLOCKDEV_MAX_IO_BYTES >> 9,
       .dev_sectors = size_bytes >> 9,
     },
     .discard = {
@@ -445,7 +446,7 @@ add_device (struct ublk_control *control, struct served_device *d,
   d->info = (struct ublk_dev_info) {
     .nr_hw_queues = cl->queues,
     .queue_depth = cl->depth,
-    .max_io_buf_bytes = DEVICE_MAX_IO_BYTES,
+    .max_io_buf_bytes = BLOCKDEV_MAX_IO_BYTES,
     .dev_id = (uint32_t) dev_id,
     .flags = UBLK_F_USER_COPY
              | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE),
@@ -478,7 +479,7 @@ start_device (struct ublk_control *control, struct served_device *d,
 
   d->queues = ublk_queues_start (d->char_fd, d->info.nr_hw_queues,
                                  d->info.queue_depth, d->info.max_io_buf_bytes,
-                                 &d->device, d->offset_bytes, ended_fd,
+                                 &d->window, ended_fd,
                                  ublk_control_features (control)
                                  & UBLK_F_CMD_IOCTL_ENCODE, &why);
   if (d->queues == NULL) {
@@ -620,8 +621,9 @@ main (int argc, char *argv[])
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
   for (int i = 0; i < count; i++) {
-    devices[i].device = (struct device) {
-      .store = life.store, .owner_uid = getuid (), .owner_gid = getgid (),
+    devices[i].window = (struct blockdev) {
+      .store = life.store, .base_bytes = devices[i].offset_bytes,
+      .size_bytes = devices[i].length_bytes,
     };
     if (add_device (control, &devices[i], &cl,
                     cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {

@@ -39,8 +39,7 @@ struct ublk_queues {
   unsigned depth;
   uint32_t max_io_bytes;
   bool ioctl_encode;                    /* I/O commands ioctl-encoded */
-  const struct device *device;
-  uint64_t window_offset_bytes;         /* where sector 0 is in the store */
+  const struct blockdev *window;        /* sector 0 is its byte 0 */
   int stop_fd;                          /* eventfd: readable once stopping */
   int ended_fd;                         /* the caller's */
   pthread_mutex_t lock;
@@ -112,7 +111,7 @@ serve_read (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
             uint64_t bytes)
 {
   const struct ublk_queues *owner = queue->owner;
-  int64_t done = device_read (owner->device, queue->buffer, bytes, offset);
+  int64_t done = blockdev_read (owner->window, queue->buffer, bytes, offset);
 
   if (done <= 0)
     return done;
@@ -134,7 +133,7 @@ serve_write (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
   if (pread (owner->char_fd, queue->buffer, bytes,
              ublk_user_copy_offset (queue->qid, tag)) != (ssize_t) bytes)
     return -EIO;
-  return device_write (owner->device, queue->buffer, bytes, offset);
+  return blockdev_write (owner->window, queue->buffer, bytes, offset);
 }
 
 /* The request in TAG's descriptor, served: the bytes done (reads and
@@ -145,9 +144,7 @@ serve_request (const struct ublk_queue *queue, unsigned tag)
 {
   const struct ublk_queues *owner = queue->owner;
   const struct ublk_io_desc *desc = &queue->descs[tag];
-  const struct device *device = owner->device;
-  uint64_t offset = owner->window_offset_bytes
-                    + (desc->start_sector << SECTOR_SHIFT);
+  uint64_t offset = desc->start_sector << SECTOR_SHIFT;
   uint64_t bytes = (uint64_t) desc->nr_sectors << SECTOR_SHIFT;
 
   switch (desc->op_flags & 0xff) {
@@ -158,11 +155,8 @@ serve_request (const struct ublk_queue *queue, unsigned tag)
   case UBLK_IO_OP_FLUSH:
     return 0;                   /* no volatile cache: every write is done */
   case UBLK_IO_OP_DISCARD:
-    return device_fallocate (device, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                             offset, bytes);
   case UBLK_IO_OP_WRITE_ZEROES:
-    return device_fallocate (device, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-                             offset, bytes);
+    return blockdev_zero (owner->window, bytes, offset);
   default:
     return -EOPNOTSUPP;
   }
@@ -296,8 +290,8 @@ queue_thread_main (void *arg)
 
 struct ublk_queues *
 ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
-                   uint32_t max_io_bytes, const struct device *device,
-                   uint64_t window_offset_bytes, int ended_fd,
+                   uint32_t max_io_bytes, const struct blockdev *window,
+                   int ended_fd,
                    bool ioctl_encode, const char **why)
 {
   struct ublk_queues *queues;
@@ -312,8 +306,7 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
   queues->depth = depth;
   queues->max_io_bytes = max_io_bytes;
   queues->ioctl_encode = ioctl_encode;
-  queues->device = device;
-  queues->window_offset_bytes = window_offset_bytes;
+  queues->window = window;
   queues->ended_fd = ended_fd;
   queues->count = nr_queues;
   pthread_mutex_init (&queues->lock, NULL);

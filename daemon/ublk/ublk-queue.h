@@ -13,8 +13,8 @@
  *  2. loops: one io_uring_submit_and_wait() sends the answers of the last
  *     round (COMMIT_AND_FETCH_REQ) and waits; each completion with res
  *     UBLK_IO_RES_OK is a request in its tag, served through the
- *     thread's buffer by the request layer (device.h: the same rules,
- *     timing, full warning and ladder note as the FUSE file's);
+ *     thread's buffer by the request layer (blockdev.h: the same range
+ *     checks, timing and full warning as every front end's);
  *  3. ends when every tag's command has ended (UBLK_IO_RES_ABORT: the
  *     device is stopping or gone) or when the stop eventfd is written.
  * A queue whose tags all end while the daemon did not ask writes the
@@ -27,7 +27,7 @@
  * tag for the driver to copy into would cost depth times that.
  *
  * Threads and locking: a queue, its ring, descriptors and buffers belong
- * to its thread.  The threads share the device (thread-safe) and, while
+ * to its thread.  The threads share the window (thread-safe) and, while
  * starting, `lock`, which guards `reports` and `first_error`.
  */
 #ifndef CSWAP_UBLK_QUEUE_H
@@ -36,23 +36,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "device.h"
+#include "blockdev.h"
 
 struct ublk_queues;
 
 /* Maps and starts NR_QUEUES queue threads of the device whose char
  * device is open as CHAR_FD, DEPTH tags each with buffers of
- * MAX_IO_BYTES, serving DEVICE from WINDOW_OFFSET_BYTES (the device's
- * sector 0; the kernel keeps requests within its size).  Returns once every thread has fetched its
- * tags, or NULL with errno set and *WHY naming the step that failed.
- * ENDED_FD is written when the queues end of themselves.
+ * MAX_IO_BYTES, serving WINDOW (its byte 0 is the device's sector 0;
+ * the kernel keeps requests within its size).  Returns once every thread
+ * has fetched its tags, or NULL with errno set and *WHY naming the step
+ * that failed.  ENDED_FD is written when the queues end of themselves.
  */
 extern struct ublk_queues *ublk_queues_start (int char_fd,
                                               unsigned nr_queues,
                                               unsigned depth,
                                               uint32_t max_io_bytes,
-                                              const struct device *device,
-                                              uint64_t window_offset_bytes,
+                                              const struct blockdev *window,
                                               int ended_fd, bool ioctl_encode,
                                               const char **why);
 
