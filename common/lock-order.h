@@ -29,7 +29,7 @@
  *                          batcher, alone by its setter and the stats
  *     deferred queue lock  store/deferred.c: never with any other lock
  *     the daemon's own     daemon/serve/service-notify.c,
- *                          daemon/fuse/fuse-uring.c,
+ *                          daemon/serve/io-queues.c,
  *                          daemon/nbdkit/nbd-exports-idle.c: around no
  *                          call into the engine
  *     exports claim lock   daemon/nbdkit/nbd-exports.h: the plugin's export
