@@ -37,7 +37,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +52,6 @@
 #include "blockdev.h"
 #include "options.h"
 #include "parse.h"
-#include "program-message.h"
 #include "ublk-control.h"
 #include "ublk-queue.h"
 
@@ -96,17 +94,6 @@ struct command_line {
   const char *device_list;      /* --device-list FILE, or NULL */
   bool print_size;
 };
-
-__attribute__ ((format (printf, 1, 2)))
-static void
-report_error (const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  program_message_v (PROGRAM_NAME, fmt, ap);
-  va_end (ap);
-}
 
 static void
 usage (void)
@@ -551,7 +538,7 @@ int
 main (int argc, char *argv[])
 {
   struct command_line cl = { .depth = DEFAULT_DEPTH, .dev_id = -1 };
-  struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
+  struct daemon_life life = { .name = PROGRAM_NAME };
   struct served_device devices[MAX_WINDOWS];
   struct ublk_control *control = NULL;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
