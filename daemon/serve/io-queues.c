@@ -250,7 +250,8 @@ io_queues_create (const struct io_queues_config *config, const char **why)
   struct io_queues *queues;
   int r;
 
-  queues = calloc (1, sizeof *queues + config->count * sizeof queues->queues[0]);
+  queues = calloc (1, sizeof *queues
+                      + config->count * sizeof queues->queues[0]);
   if (queues == NULL) {
     *why = "out of memory";
     return NULL;
@@ -262,9 +263,11 @@ io_queues_create (const struct io_queues_config *config, const char **why)
   pthread_cond_init (&queues->reported, NULL);
   queues->stop_fd = eventfd (0, EFD_CLOEXEC);
   if (queues->stop_fd == -1) {
-    snprintf (why_buffer, sizeof why_buffer, "eventfd: %m");
+    r = errno;
+    snprintf (why_buffer, sizeof why_buffer, "eventfd: %s", strerror (r));
     *why = why_buffer;
     io_queues_destroy (queues);
+    errno = r;
     return NULL;
   }
   for (unsigned qid = 0; qid < config->count; qid++) {
@@ -276,6 +279,7 @@ io_queues_create (const struct io_queues_config *config, const char **why)
                 "setting up io_uring queue %u: %s", qid, strerror (-r));
       *why = why_buffer;
       io_queues_destroy (queues);
+      errno = -r;
       return NULL;
     }
   }

@@ -98,7 +98,7 @@ struct io_queues_config {
 };
 
 /* Makes the queues and their rings (no thread starts).  Returns NULL
- * with *WHY set.
+ * with errno and *WHY (the step and its error, in words) set.
  */
 extern struct io_queues *io_queues_create (const struct io_queues_config *config,
                                            const char **why);

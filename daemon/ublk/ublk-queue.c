@@ -219,10 +219,8 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
       .count = nr_queues, .entries = depth,
       .ops = &ublk_queue_ops, .front = queues,
     }, why);
-  if (queues->engine == NULL) {
-    errno = ENOMEM;             /* *why has the cause */
+  if (queues->engine == NULL)
     goto fail;
-  }
   r = io_queues_start (queues->engine, ended_fd, why);
   if (r < 0) {
     errno = -r;
