@@ -27,7 +27,7 @@
 
 /* Passes of each measurement; the best counts (this VM is shared). */
 #define REPEAT 3
-/* The daemons' default (daemon/options.c). */
+/* The daemons' default (daemon/config/options.c). */
 #define BENCH_RESERVE_BYTES (8u << 20)
 
 struct run {

@@ -3,7 +3,7 @@
  *
  * The nbdkit plugin ends each export's NBD description (NBD_INFO_DESCRIPTION)
  * with CONTENTS_ID_LABEL and 16 hex digits: a random id, new whenever the
- * export's pages start empty (daemon/nbd-exports.h).  A client that
+ * export's pages start empty (daemon/nbdkit/nbd-exports.h).  A client that
  * connects again after a dropped connection (cswap-connect --persist)
  * reads it back: the same id means every page it left is still there; a
  * new one, that the server restarted or dropped the export, and that the

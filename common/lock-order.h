@@ -28,18 +28,20 @@
  *                          budget; taken under the writeback mutex by the
  *                          batcher, alone by its setter and the stats
  *     deferred queue lock  store/deferred.c: never with any other lock
- *     the daemon's own     daemon/service-notify.c, daemon/fuse-uring.c,
- *                          daemon/nbd-exports-idle.c: around no call
- *                          into the engine
- *     exports claim lock   daemon/nbd-exports.h: the plugin's export
+ *     the daemon's own     daemon/serve/service-notify.c,
+ *                          daemon/serve/io-queues.c,
+ *                          daemon/nbdkit/nbd-exports-idle.c: around no
+ *                          call into the engine
+ *     exports claim lock   daemon/nbdkit/nbd-exports.h: the plugin's export
  *                          table's claims and each export's clients; a
  *                          drop frees the export's pages after letting
  *                          it go
- *     ladder lock          daemon/ladder-follow.c: the ladder's steps and
- *                          its follower's start and stop, held by the
- *                          control thread (and at exit) while it joins
- *                          the follower, which takes no lock of the
- *                          ladder; nothing of the engine is taken under it
+ *     ladder lock          daemon/ladder/ladder-follow.c: the ladder's
+ *                          steps and its follower's start and stop, held
+ *                          by the control thread (and at exit) while it
+ *                          joins the follower, which takes no lock of
+ *                          the ladder; nothing of the engine is taken
+ *                          under it
  *
  * A lock may be skipped (the data path takes no writeback mutex, the
  * cleaner no allocator lock), never taken out of order.  Compaction

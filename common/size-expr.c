@@ -9,7 +9,7 @@
  * later step ever sees an infinity or a NaN.
  *
  * Locking: none.  The message buffer is static, as are the other option
- * parsers' (daemon/options.c): they run before any thread starts, and
+ * parsers' (daemon/config/options.c): they run before any thread starts, and
  * afterwards only on the control thread (`set pool-limit`).
  */
 #include <ctype.h>

@@ -1,9 +1,9 @@
 /* cswap: reading a small file (a /proc or /sys one) whole into a buffer.
  *
  * open(), read() and close() only, no stdio and no allocation, so that a
- * signal handler may call it (daemon/swap-users.c asks from the SIGTERM
- * handler), and a thread may under memory pressure (daemon/ladder-follow.c):
- * the buffer is the caller's.
+ * signal handler may call it (daemon/ladder/swap-users.c asks from the
+ * SIGTERM handler), and a thread may under memory pressure
+ * (daemon/ladder/ladder-follow.c): the buffer is the caller's.
  */
 #ifndef CSWAP_SMALL_FILE_H
 #define CSWAP_SMALL_FILE_H

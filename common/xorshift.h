@@ -1,5 +1,5 @@
 /* cswap: a per-thread xorshift64 generator, for fault injection
- * (tier/io-fault.c, daemon/fuse-uring-fault.c): cheap, and the same
+ * (tier/io-fault.c, daemon/serve/uring-fault.c): cheap, and the same
  * sequence on every run of a thread, so that a failing run repeats.
  * Not for anything that needs unpredictable numbers.
  */

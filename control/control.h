@@ -8,7 +8,7 @@
  *    takes one command line and returns one JSON reply line;
  *  - the server (server.c): the socket, its one poll() thread, peer
  *    credentials, limits and timeouts.  Three calls, made for both
- *    front ends by daemon/daemon-life.c: control_server_open() before
+ *    front ends by daemon/serve/daemon-life.c: control_server_open() before
  *    they fork or daemonize (so errors still reach the terminal),
  *    control_server_start() after (threads do not survive a fork),
  *    control_server_stop() at exit.
@@ -71,9 +71,9 @@ extern char *control_execute (struct control *control,
 
 /* What a front end adds to the control plane: one command of its own and
  * numbers for `stats` and `metrics` (cswap-fuse's ladder,
- * daemon/ladder-follow.h).  control/ knows nothing of what they mean: it
- * dispatches the command as it does its own (help lists it, the argument
- * count is checked) and shows the numbers after the store's, in the JSON
+ * daemon/ladder/ladder-follow.h).  control/ knows nothing of what they
+ * mean: it dispatches the command as it does its own (help lists it, the
+ * argument count is checked) and shows the numbers after the store's, in the JSON
  * and the Prometheus views alike, from the one table NUMBERS; labelled
  * series go to the Prometheus view alone (write_metrics).
  */

@@ -29,15 +29,14 @@
  * that a failure undoes cleanly and its message reaches the terminal.
  *
  * Locking: none.  main() is single-threaded until the queues start; the
- * queue threads use only the device (device.h: thread-safe), the control
- * thread only the store.
+ * queue threads use only their window (blockdev.h: thread-safe), the
+ * control thread only the store.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +49,9 @@
 
 #include "config-file.h"
 #include "daemon-life.h"
-#include "device.h"
+#include "blockdev.h"
 #include "options.h"
 #include "parse.h"
-#include "program-message.h"
 #include "ublk-control.h"
 #include "ublk-leftovers.h"
 #include "ublk-queue.h"
@@ -83,7 +81,7 @@ struct served_device {
   bool added, started;
   int char_fd;
   struct ublk_queues *queues;
-  struct device device;         /* the request layer over the store */
+  struct blockdev window;       /* the request layer over the window */
   char path[64];                /* /dev/ublkbN */
 };
 
@@ -97,17 +95,6 @@ struct command_line {
   const char *device_list;      /* --device-list FILE, or NULL */
   bool print_size;
 };
-
-__attribute__ ((format (printf, 1, 2)))
-static void
-report_error (const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  program_message_v (PROGRAM_NAME, fmt, ap);
-  va_end (ap);
-}
 
 static void
 usage (void)
@@ -263,8 +250,9 @@ print_features (void)
 
 /* The parameters of a device of SIZE_BYTES: 4 KiB logical blocks (a
  * swap page is one; no request is ever part of a page, and an unaligned
- * one is refused by the block layer), requests up to DEVICE_MAX_IO_BYTES,
- * discard and write-zeroes of any length in pages, no volatile cache.
+ * one is refused by the block layer), requests up to
+ * BLOCKDEV_MAX_IO_BYTES, discard and write-zeroes of any length in
+ * pages, no volatile cache.
  */
 static struct ublk_params
 device_params (uint64_t size_bytes)
@@ -277,7 +265,7 @@ device_params (uint64_t size_bytes)
       .physical_bs_shift = 12,
       .io_opt_shift = 12,
       .io_min_shift = 12,
-      .max_sectors = DEVICE_MAX_IO_BYTES >> 9,
+      .max_sectors = BLOCKDEV_MAX_IO_BYTES >> 9,
       .dev_sectors = size_bytes >> 9,
     },
     .discard = {
@@ -448,7 +436,7 @@ add_device (struct ublk_control *control, struct served_device *d,
   d->info = (struct ublk_dev_info) {
     .nr_hw_queues = cl->queues,
     .queue_depth = cl->depth,
-    .max_io_buf_bytes = DEVICE_MAX_IO_BYTES,
+    .max_io_buf_bytes = BLOCKDEV_MAX_IO_BYTES,
     .dev_id = (uint32_t) dev_id,
     .flags = UBLK_F_USER_COPY
              | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE),
@@ -481,7 +469,7 @@ start_device (struct ublk_control *control, struct served_device *d,
 
   d->queues = ublk_queues_start (d->char_fd, d->info.nr_hw_queues,
                                  d->info.queue_depth, d->info.max_io_buf_bytes,
-                                 &d->device, d->offset_bytes, ended_fd,
+                                 &d->window, ended_fd,
                                  ublk_control_features (control)
                                  & UBLK_F_CMD_IOCTL_ENCODE, &why);
   if (d->queues == NULL) {
@@ -553,7 +541,7 @@ int
 main (int argc, char *argv[])
 {
   struct command_line cl = { .depth = DEFAULT_DEPTH, .dev_id = -1 };
-  struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
+  struct daemon_life life = { .name = PROGRAM_NAME };
   struct served_device devices[MAX_WINDOWS];
   struct ublk_control *control = NULL;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
@@ -625,8 +613,9 @@ main (int argc, char *argv[])
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
   for (int i = 0; i < count; i++) {
-    devices[i].device = (struct device) {
-      .store = life.store, .owner_uid = getuid (), .owner_gid = getgid (),
+    devices[i].window = (struct blockdev) {
+      .store = life.store, .base_bytes = devices[i].offset_bytes,
+      .size_bytes = devices[i].length_bytes,
     };
     if (add_device (control, &devices[i], &cl,
                     cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {

@@ -1,34 +1,21 @@
 /* cswap: a ublk device's queues (ublk-queue.h). */
 #include <errno.h>
-#include <fcntl.h>
-#include <liburing.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "io-thread.h"
-#include "memory-safety.h"
+#include "io-queues.h"
 #include "page.h"
 #include "ublk-abi.h"
 #include "ublk-queue.h"
-
-/* The stop poll's user_data; a tag's is its number. */
-#define STOP_TAG UINT64_MAX
 
 #define SECTOR_SHIFT 9
 
 struct ublk_queue {
   struct ublk_queues *owner;
   unsigned qid;
-  pthread_t thread;
-  bool started;
-  struct io_uring ring;
-  bool ring_made;
   const struct ublk_io_desc *descs;     /* mapped from /dev/ublkcN */
   size_t descs_bytes;
   unsigned char *buffer;                /* max_io_bytes, faulted in */
@@ -39,15 +26,8 @@ struct ublk_queues {
   unsigned depth;
   uint32_t max_io_bytes;
   bool ioctl_encode;                    /* I/O commands ioctl-encoded */
-  const struct device *device;
-  uint64_t window_offset_bytes;         /* where sector 0 is in the store */
-  int stop_fd;                          /* eventfd: readable once stopping */
-  int ended_fd;                         /* the caller's */
-  pthread_mutex_t lock;
-  pthread_cond_t reported;
-  unsigned reports;                     /* threads that fetched, or failed */
-  int first_error;                      /* negative, or 0 */
-  const char *first_why;
+  const struct blockdev *window;        /* sector 0 is its byte 0 */
+  struct io_queues *engine;             /* the threads and their rings */
   unsigned count;
   struct ublk_queue queues[];
 };
@@ -64,32 +44,14 @@ descs_offset (unsigned qid)
   return UBLK_DESCS_OFFSET + (off_t) qid * ((max_bytes + page - 1) / page * page);
 }
 
-/* A free SQE.  The ring has room for every tag and the stop poll, and a
- * round prepares at most one command per completion it reaps, so one is
- * always there; were it not, what is queued is submitted first.
- */
-static struct io_uring_sqe *
-next_sqe (struct io_uring *ring)
-{
-  struct io_uring_sqe *sqe = io_uring_get_sqe (ring);
-
-  if (sqe == NULL) {
-    io_uring_submit (ring);
-    sqe = io_uring_get_sqe (ring);
-    if (sqe == NULL)
-      abort ();
-  }
-  return sqe;
-}
-
 /* Queues the command for TAG: FETCH_REQ the first time, then
  * COMMIT_AND_FETCH_REQ with RESULT.
  */
 static void
-queue_command (struct ublk_queue *queue, unsigned tag, unsigned op,
-               int32_t result)
+queue_command (struct ublk_queue *queue, struct io_queue *ring, unsigned tag,
+               unsigned op, int32_t result)
 {
-  struct io_uring_sqe *sqe = next_sqe (&queue->ring);
+  struct io_uring_sqe *sqe = io_queue_sqe (ring);
   struct ublk_io_cmd cmd = {
     .q_id = queue->qid,
     .tag = tag,
@@ -112,7 +74,7 @@ serve_read (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
             uint64_t bytes)
 {
   const struct ublk_queues *owner = queue->owner;
-  int64_t done = device_read (owner->device, queue->buffer, bytes, offset);
+  int64_t done = blockdev_read (owner->window, queue->buffer, bytes, offset);
 
   if (done <= 0)
     return done;
@@ -134,7 +96,7 @@ serve_write (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
   if (pread (owner->char_fd, queue->buffer, bytes,
              ublk_user_copy_offset (queue->qid, tag)) != (ssize_t) bytes)
     return -EIO;
-  return device_write (owner->device, queue->buffer, bytes, offset);
+  return blockdev_write (owner->window, queue->buffer, bytes, offset);
 }
 
 /* The request in TAG's descriptor, served: the bytes done (reads and
@@ -145,9 +107,7 @@ serve_request (const struct ublk_queue *queue, unsigned tag)
 {
   const struct ublk_queues *owner = queue->owner;
   const struct ublk_io_desc *desc = &queue->descs[tag];
-  const struct device *device = owner->device;
-  uint64_t offset = owner->window_offset_bytes
-                    + (desc->start_sector << SECTOR_SHIFT);
+  uint64_t offset = desc->start_sector << SECTOR_SHIFT;
   uint64_t bytes = (uint64_t) desc->nr_sectors << SECTOR_SHIFT;
 
   switch (desc->op_flags & 0xff) {
@@ -158,44 +118,26 @@ serve_request (const struct ublk_queue *queue, unsigned tag)
   case UBLK_IO_OP_FLUSH:
     return 0;                   /* no volatile cache: every write is done */
   case UBLK_IO_OP_DISCARD:
-    return device_fallocate (device, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                             offset, bytes);
   case UBLK_IO_OP_WRITE_ZEROES:
-    return device_fallocate (device, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-                             offset, bytes);
+    return blockdev_zero (owner->window, bytes, offset);
   default:
     return -EOPNOTSUPP;
   }
 }
 
-/* The thread's ring, descriptors and first fetches: 0, or a negative
- * errno with *WHY.
+/* The engine's arm, on the queue's thread: its buffer faulted in (and
+ * locked by mlockall: never an allocation while serving), its
+ * descriptors mapped, a FETCH_REQ for each tag.  0, or a negative errno
+ * with *WHY.
  */
 static int
-prepare (struct ublk_queue *queue, const char **why)
+arm_queue (void *front, struct io_queue *ring, const char **why)
 {
-  struct ublk_queues *owner = queue->owner;
+  struct ublk_queues *owner = front;
+  struct ublk_queue *queue = &owner->queues[io_queue_id (ring)];
   size_t page = sysconf (_SC_PAGESIZE);
-  struct io_uring_params params = {
-    /* One submitter, this thread; the driver's task work runs inside its
-     * io_uring_enter, not as an interruption.
-     */
-    .flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-  };
-  struct io_uring_sqe *sqe;
-  int r;
 
-  r = io_uring_queue_init_params (owner->depth + 1, &queue->ring, &params);
-  if (r < 0) {
-    /* Before 6.1 neither flag exists; the ring works without them. */
-    params.flags = 0;
-    r = io_uring_queue_init_params (owner->depth + 1, &queue->ring, &params);
-  }
-  if (r < 0) {
-    *why = "io_uring_queue_init";
-    return r;
-  }
-  queue->ring_made = true;
+  memset (queue->buffer, 0, owner->max_io_bytes);
   queue->descs_bytes = (owner->depth * sizeof (struct ublk_io_desc) + page - 1)
                        / page * page;
   queue->descs = mmap (NULL, queue->descs_bytes, PROT_READ,
@@ -207,98 +149,43 @@ prepare (struct ublk_queue *queue, const char **why)
     return -errno;
   }
   for (unsigned tag = 0; tag < owner->depth; tag++)
-    queue_command (queue, tag, UBLK_IO_FETCH_REQ, -1);
-  sqe = next_sqe (&queue->ring);
-  io_uring_prep_poll_add (sqe, owner->stop_fd, POLLIN);
-  sqe->user_data = STOP_TAG;
-  r = io_uring_submit (&queue->ring);
-  if (r < 0) {
-    *why = "io_uring_submit of the first fetches";
-    return r;
-  }
+    queue_command (queue, ring, tag, UBLK_IO_FETCH_REQ, -1);
   return 0;
 }
 
-/* Serves until every tag has ended or the stop poll fires. */
-static void
-serve (struct ublk_queue *queue)
+/* The engine's complete: UBLK_IO_RES_OK is a request in the tag, served
+ * and answered with COMMIT_AND_FETCH_REQ; UBLK_IO_RES_ABORT (-ENODEV)
+ * is the device stopping or gone, and anything else the driver refusing
+ * the command: either way the tag's end.
+ */
+static enum io_queue_step
+complete_tag (void *front, struct io_queue *ring,
+              const struct io_uring_cqe *cqe)
 {
-  struct ublk_queues *owner = queue->owner;
-  unsigned live_tags = owner->depth;
-  bool stopping = false;
+  struct ublk_queues *owner = front;
+  struct ublk_queue *queue = &owner->queues[io_queue_id (ring)];
+  unsigned tag = cqe->user_data;
 
-  while (!stopping && live_tags > 0) {
-    struct io_uring_cqe *cqe;
-    unsigned head, seen = 0;
-    int r = io_uring_submit_and_wait (&queue->ring, 1);
-
-    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-      fprintf (stderr, "cswap-ublk: queue %u: io_uring_submit_and_wait: %s\n",
-               queue->qid, strerror (-r));
-      break;
-    }
-    io_uring_for_each_cqe (&queue->ring, head, cqe) {
-      seen++;
-      if (cqe->user_data == STOP_TAG) {
-        stopping = true;
-        continue;
-      }
-      unsigned tag = cqe->user_data;
-      if (cqe->res == UBLK_IO_RES_OK) {
-        int32_t result = serve_request (queue, tag);
-        queue_command (queue, tag, UBLK_IO_COMMIT_AND_FETCH_REQ, result);
-      }
-      else {
-        /* UBLK_IO_RES_ABORT (-ENODEV): the device is stopping or gone;
-         * anything else is the driver refusing the command.
-         */
-        if (cqe->res != -ENODEV)
-          fprintf (stderr, "cswap-ublk: queue %u tag %u: %s\n", queue->qid,
-                   tag, strerror (-cqe->res));
-        live_tags--;
-      }
-    }
-    io_uring_cq_advance (&queue->ring, seen);
+  if (cqe->res == UBLK_IO_RES_OK) {
+    queue_command (queue, ring, tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                   serve_request (queue, tag));
+    return IO_QUEUE_SERVED;
   }
-  if (!stopping) {
-    uint64_t one = 1;
-    (void) !write (owner->ended_fd, &one, sizeof one);
-  }
+  if (cqe->res != -ENODEV)
+    fprintf (stderr, "cswap-ublk: queue %u tag %u: %s\n", queue->qid, tag,
+             strerror (-cqe->res));
+  return IO_QUEUE_ENTRY_OVER;
 }
 
-static void *
-queue_thread_main (void *arg)
-{
-  struct ublk_queue *queue = arg;
-  struct ublk_queues *owner = queue->owner;
-  const char *why = NULL;
-  int r;
-
-  io_thread_name_and_pin ("cswap-ublk", queue->qid);
-  memory_safety_mark_io_thread ();
-  /* Faulted in now, and locked by mlockall: never an allocation while
-   * serving.
-   */
-  memset (queue->buffer, 0, owner->max_io_bytes);
-  r = prepare (queue, &why);
-  pthread_mutex_lock (&owner->lock);
-  if (r < 0 && owner->first_error == 0) {
-    owner->first_error = r;
-    owner->first_why = why;
-  }
-  owner->reports++;
-  pthread_cond_signal (&owner->reported);
-  pthread_mutex_unlock (&owner->lock);
-  if (r == 0)
-    serve (queue);
-  return NULL;
-}
+static const struct io_queue_ops ublk_queue_ops = {
+  .arm = arm_queue,
+  .complete = complete_tag,
+};
 
 struct ublk_queues *
 ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
-                   uint32_t max_io_bytes, const struct device *device,
-                   uint64_t window_offset_bytes, int ended_fd,
-                   bool ioctl_encode, const char **why)
+                   uint32_t max_io_bytes, const struct blockdev *window,
+                   int ended_fd, bool ioctl_encode, const char **why)
 {
   struct ublk_queues *queues;
   int r;
@@ -312,17 +199,8 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
   queues->depth = depth;
   queues->max_io_bytes = max_io_bytes;
   queues->ioctl_encode = ioctl_encode;
-  queues->device = device;
-  queues->window_offset_bytes = window_offset_bytes;
-  queues->ended_fd = ended_fd;
+  queues->window = window;
   queues->count = nr_queues;
-  pthread_mutex_init (&queues->lock, NULL);
-  pthread_cond_init (&queues->reported, NULL);
-  queues->stop_fd = eventfd (0, EFD_CLOEXEC);
-  if (queues->stop_fd == -1) {
-    *why = "eventfd";
-    goto fail;
-  }
   for (unsigned q = 0; q < nr_queues; q++) {
     struct ublk_queue *queue = &queues->queues[q];
 
@@ -336,22 +214,14 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
       goto fail;
     }
   }
-  for (unsigned q = 0; q < nr_queues; q++) {
-    r = pthread_create (&queues->queues[q].thread, NULL, queue_thread_main,
-                        &queues->queues[q]);
-    if (r != 0) {
-      errno = r;
-      *why = "pthread_create";
-      goto fail;
-    }
-    queues->queues[q].started = true;
-  }
-  pthread_mutex_lock (&queues->lock);
-  while (queues->reports < nr_queues)
-    pthread_cond_wait (&queues->reported, &queues->lock);
-  r = queues->first_error;
-  *why = queues->first_why;
-  pthread_mutex_unlock (&queues->lock);
+  queues->engine = io_queues_create (&(struct io_queues_config) {
+      .program = "cswap-ublk", .thread_prefix = "cswap-ublk",
+      .count = nr_queues, .entries = depth,
+      .ops = &ublk_queue_ops, .front = queues,
+    }, why);
+  if (queues->engine == NULL)
+    goto fail;
+  r = io_queues_start (queues->engine, ended_fd, why);
   if (r < 0) {
     errno = -r;
     goto fail;
@@ -370,26 +240,15 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
 void
 ublk_queues_stop (struct ublk_queues *queues)
 {
-  uint64_t one = 1;
-
   if (queues == NULL)
     return;
-  if (queues->stop_fd != -1)
-    (void) !write (queues->stop_fd, &one, sizeof one);
+  io_queues_destroy (queues->engine);
   for (unsigned q = 0; q < queues->count; q++) {
     struct ublk_queue *queue = &queues->queues[q];
 
-    if (queue->started)
-      pthread_join (queue->thread, NULL);
-    if (queue->ring_made)
-      io_uring_queue_exit (&queue->ring);
     if (queue->descs)
       munmap ((void *) queue->descs, queue->descs_bytes);
     free (queue->buffer);
   }
-  if (queues->stop_fd != -1)
-    close (queues->stop_fd);
-  pthread_mutex_destroy (&queues->lock);
-  pthread_cond_destroy (&queues->reported);
   free (queues);
 }

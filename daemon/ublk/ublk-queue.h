@@ -6,17 +6,18 @@
  * device's largest request: the thread serves one request at a time,
  * moving its data with pread() and pwrite() on /dev/ublkcN
  * (UBLK_F_USER_COPY), so the tags need no buffer of their own.  The
- * thread:
- *  1. maps the queue's descriptors from /dev/ublkcN and submits a
- *     FETCH_REQ for each tag, then reports (the driver's START_DEV waits
- *     for every queue to have fetched every tag);
- *  2. loops: one io_uring_submit_and_wait() sends the answers of the last
- *     round (COMMIT_AND_FETCH_REQ) and waits; each completion with res
- *     UBLK_IO_RES_OK is a request in its tag, served through the
- *     thread's buffer by the request layer (device.h: the same rules,
- *     timing, full warning and ladder note as the FUSE file's);
- *  3. ends when every tag's command has ended (UBLK_IO_RES_ABORT: the
- *     device is stopping or gone) or when the stop eventfd is written.
+ * threads, their rings, the start-up and the stop are the io_uring queue
+ * engine's (io-queues.h); what is ublk's is here:
+ *  1. arm: map the queue's descriptors from /dev/ublkcN and queue a
+ *     FETCH_REQ for each tag (the driver's START_DEV waits for every
+ *     queue to have fetched every tag, so ublk_queues_start returns only
+ *     once every thread has);
+ *  2. complete: a completion with res UBLK_IO_RES_OK is a request in its
+ *     tag, served through the thread's buffer by the request layer
+ *     (blockdev.h: the same range checks, timing and full warning as
+ *     every front end's) and answered with COMMIT_AND_FETCH_REQ;
+ *     UBLK_IO_RES_ABORT is the tag's end (the device is stopping or
+ *     gone).
  * A queue whose tags all end while the daemon did not ask writes the
  * caller's eventfd, so that main() stops rather than serve a dead device.
  *
@@ -26,9 +27,9 @@
  * A queue costs one 128 KiB buffer whatever its depth, where a buffer per
  * tag for the driver to copy into would cost depth times that.
  *
- * Threads and locking: a queue, its ring, descriptors and buffers belong
- * to its thread.  The threads share the device (thread-safe) and, while
- * starting, `lock`, which guards `reports` and `first_error`.
+ * Threads and locking: a queue's descriptors and buffer belong to its
+ * thread.  The threads share the window (thread-safe), read-only; the
+ * engine's own sharing is io-queues.h's.  No lock here.
  */
 #ifndef CSWAP_UBLK_QUEUE_H
 #define CSWAP_UBLK_QUEUE_H
@@ -36,23 +37,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "device.h"
+#include "blockdev.h"
 
 struct ublk_queues;
 
 /* Maps and starts NR_QUEUES queue threads of the device whose char
  * device is open as CHAR_FD, DEPTH tags each with buffers of
- * MAX_IO_BYTES, serving DEVICE from WINDOW_OFFSET_BYTES (the device's
- * sector 0; the kernel keeps requests within its size).  Returns once every thread has fetched its
- * tags, or NULL with errno set and *WHY naming the step that failed.
- * ENDED_FD is written when the queues end of themselves.
+ * MAX_IO_BYTES, serving WINDOW (its byte 0 is the device's sector 0;
+ * the kernel keeps requests within its size).  Returns once every thread
+ * has fetched its tags, or NULL with errno set and *WHY naming the step
+ * that failed.  ENDED_FD is written when the queues end of themselves.
  */
 extern struct ublk_queues *ublk_queues_start (int char_fd,
                                               unsigned nr_queues,
                                               unsigned depth,
                                               uint32_t max_io_bytes,
-                                              const struct device *device,
-                                              uint64_t window_offset_bytes,
+                                              const struct blockdev *window,
                                               int ended_fd, bool ioctl_encode,
                                               const char **why);
 

@@ -3,7 +3,7 @@
 # windows over the FUSE file, a direct-I/O loop device over each, their
 # swap priorities, and with ladder-online = follow the hand-over to the
 # daemon, which then swaps the steps on and off itself as the swap in use
-# needs ("Steps that follow the swap in use"; daemon/ladder-follow.h).
+# needs ("Steps that follow the swap in use"; daemon/ladder/ladder-follow.h).
 #
 # A part of the `cswap` script: scripts/cswap.in includes it (#@include)
 # when meson builds the script, so it runs with the script's variables

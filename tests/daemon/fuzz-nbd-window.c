@@ -1,4 +1,4 @@
-/* cswap: the fuzz target for window export names (daemon/nbd-window.h),
+/* cswap: the fuzz target for window export names (daemon/nbdkit/nbd-window.h),
  * which any NBD client sends.
  *
  * Any bytes as a name, against a device of 8 MiB: nbd_window_parse()

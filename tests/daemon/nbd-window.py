@@ -1,4 +1,4 @@
-# cswap: the nbdkit plugin's window exports (daemon/nbd-window.h) through
+# cswap: the nbdkit plugin's window exports (daemon/nbdkit/nbd-window.h) through
 # libnbd: each window a device of its own over a part of the one device,
 # the same bytes seen through both, a window's edges kept, and the
 # malformed names refused.

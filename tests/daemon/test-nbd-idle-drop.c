@@ -1,5 +1,5 @@
 /* cswap: export-idle-drop= never drops an export that a client had open
- * less than the idle time ago (daemon/nbd-exports-idle.c).
+ * less than the idle time ago (daemon/nbdkit/nbd-exports-idle.c).
  *
  * In <= 0.9 the idle thread checked an export's idle time, then looked
  * at its pages, then dropped it: a client that opened and closed the

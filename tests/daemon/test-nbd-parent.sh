@@ -2,7 +2,7 @@
 # cswap: `nbdkit --foreground cswap …` keeps serving after the shell that
 # started it exits, as it must under `cswap up`: nbdkit 1.32 arms
 # PR_SET_PDEATHSIG whether or not --exit-with-parent was given
-# (daemon/parent-death.c), and a swap server that dies with its shell
+# (daemon/nbdkit/parent-death.c), and a swap server that dies with its shell
 # loses every page swapped to it.  --exit-with-parent, in full and in the
 # shortest prefix getopt_long takes, still makes it exit with its parent.
 set -uo pipefail

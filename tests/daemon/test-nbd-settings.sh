@@ -1,6 +1,6 @@
 #!/bin/bash
 # cswap: the plugin warns at start about what leaves a swap device served
-# to the same machine unsafe under memory pressure (daemon/nbdkit-settings.c),
+# to the same machine unsafe under memory pressure (daemon/nbdkit/nbdkit-settings.c),
 # naming the command that fixes each: nbdkit's default threads, TLS not
 # off, vm.min_free_kbytes below a twentieth of RAM (at most 16 MiB), and
 # vm.page-cluster below 5.

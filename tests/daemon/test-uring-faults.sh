@@ -1,6 +1,6 @@
 #!/bin/bash
 # cswap: FUSE over io_uring under injected faults (cswap-fuse-faults, the
-# test build; daemon/fuse-uring-fault.h).  A queue must neither shrink nor
+# test build; daemon/serve/uring-fault.h).  A queue must neither shrink nor
 # hang quietly:
 #   commit-einval:5    the kernel refuses 5% of the replies (EINVAL, the
 #                      request still waiting): each is sent again, and

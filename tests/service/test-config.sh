@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck disable=SC2016,SC1003  # eval and --run strings expand later, on purpose
-# cswap: the configuration file (daemon/config-file.c) through
+# cswap: the configuration file (daemon/config/config-file.c) through
 # `cswap-fuse --check-config` and `cswap check`: every key cswap.conf(5)
 # documents is accepted, every device option the daemons take is
 # documented, bad keys and values are rejected with the file and line,

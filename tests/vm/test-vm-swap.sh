@@ -81,7 +81,7 @@ for device in "$@"; do
     up-*) check "$device: cswap down took it all down" grep -q '^cswap: down$' "$line" ;;
   esac
   # The man page's commands set everything the plugin warns about
-  # (daemon/nbdkit-settings.c); its log is the daemon's stderr.
+  # (daemon/nbdkit/nbdkit-settings.c); its log is the daemon's stderr.
   case $device in
     manual-nbd) check "$device: the plugin warned about no setting the man page's commands leave out" \
       not grep -q 'vm.min_free_kbytes is\|vm.page-cluster is\|nbdkit serves with\|nbdkit may speak TLS' "$out/daemon.log" ;;

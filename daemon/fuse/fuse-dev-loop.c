@@ -43,7 +43,7 @@
 #include "fuse-raw.h"
 #include "memory-safety.h"
 
-#define READ_BUFFER_BYTES (DEVICE_MAX_IO_BYTES + 4096)
+#define READ_BUFFER_BYTES (BLOCKDEV_MAX_IO_BYTES + 4096)
 
 struct dev_thread {
   pthread_t thread;

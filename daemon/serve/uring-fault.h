@@ -1,7 +1,9 @@
-/* cswap: faults injected into the FUSE-over-io_uring queues — a test seam
- * compiled only into cswap-fuse-faults, the test build of cswap-fuse
- * (daemon/meson.build); in cswap-fuse the calls below are stubs that
- * inject nothing, and no variable is read.
+/* cswap: faults injected into the io_uring queues — a test seam compiled
+ * only into cswap-fuse-faults, the test build of cswap-fuse
+ * (daemon/meson.build); in cswap-fuse and cswap-ublk the calls below are
+ * stubs that inject nothing, and no variable is read.  The queue engine
+ * (io-queues.c) strikes submit-error; the FUSE queues (fuse/fuse-uring.c)
+ * the two FUSE commands' refusals.
  *
  * CSWAP_FUSE_URING_FAULT=KIND[:PERCENT][,KIND[:PERCENT]...] in the
  * environment when the queues are made (PERCENT defaults to 100):
@@ -16,8 +18,8 @@
  *
  * The first two are the kernel's own refusals, not reported ones.
  */
-#ifndef CSWAP_FUSE_URING_FAULT_H
-#define CSWAP_FUSE_URING_FAULT_H
+#ifndef CSWAP_URING_FAULT_H
+#define CSWAP_URING_FAULT_H
 
 #include <stdbool.h>
 

@@ -2,11 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/param.h>
 
 #include "device.h"
-#include "full-warning.h"
-#include "monotonic.h"
 
 const struct device_dir_entry device_dir_entries[] = {
   { ".", DEVICE_ROOT_INO, S_IFDIR },
@@ -35,9 +32,10 @@ device_attr (const struct device *device, uint64_t ino, struct stat *st)
   else {
     st->st_mode = S_IFREG | 0600;
     st->st_nlink = 1;
-    st->st_size = store_size (device->store);
+    st->st_size = device->blockdev.size_bytes;
     /* Like a sparse file: only the pages that hold data count. */
-    st->st_blocks = store_pages_stored (device->store) * (CSWAP_PAGE_SIZE / 512);
+    st->st_blocks = store_pages_stored (device->blockdev.store)
+                    * (CSWAP_PAGE_SIZE / 512);
   }
 }
 
@@ -74,55 +72,6 @@ device_open (uint64_t ino, int flags)
   return 0;
 }
 
-/* R, after noting the request's time since START_NS in the store's
- * latency histogram for KIND (store.h): the request's time in the
- * daemon, but for the transport's own receive and reply.
- */
-static int64_t
-timed (const struct device *device, enum store_request kind,
-       uint64_t start_ns, int64_t r)
-{
-  store_note_request (device->store, kind, monotonic_ns () - start_ns);
-  return r;
-}
-
-int64_t
-device_read (const struct device *device, void *buf, size_t size,
-             uint64_t offset)
-{
-  uint64_t start_ns = monotonic_ns ();
-  uint64_t device_bytes = store_size (device->store);
-  int r;
-
-  if (offset >= device_bytes)
-    return 0;
-  size = MIN (size, device_bytes - offset);
-  r = store_read (device->store, buf, size, offset);
-  return timed (device, STORE_REQUEST_READ, start_ns,
-                r < 0 ? r : (int64_t) size);
-}
-
-/* EFBIG ("File too large") at the end, distinct from the ENOSPC the
- * store returns when its pool is full.
- */
-int64_t
-device_write (const struct device *device, const void *buf, size_t size,
-              uint64_t offset)
-{
-  uint64_t start_ns = monotonic_ns ();
-  uint64_t device_bytes = store_size (device->store);
-  int r;
-
-  if (offset >= device_bytes)
-    return -EFBIG;
-  size = MIN (size, device_bytes - offset);
-  r = store_write (device->store, buf, size, offset);
-  full_warning_note (device->store, r);
-  ladder_note_write (device->ladder, size);
-  return timed (device, STORE_REQUEST_WRITE, start_ns,
-                r < 0 ? r : (int64_t) size);
-}
-
 /* A loop device passes discards as PUNCH_HOLE|KEEP_SIZE and write-zeroes
  * as ZERO_RANGE: both free the store's pages at once.  Ranges are clipped
  * to the end of the device unless zeroing without KEEP_SIZE would grow the
@@ -133,12 +82,9 @@ int
 device_fallocate (const struct device *device, int mode, uint64_t offset,
                   uint64_t length)
 {
-  uint64_t device_bytes = store_size (device->store);
-  uint64_t end = offset + length;
-
   switch (mode) {
   case FALLOC_FL_ZERO_RANGE:
-    if (end > device_bytes)
+    if (offset + length > device->blockdev.size_bytes)
       return -EFBIG;
     break;
   case FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE:
@@ -147,19 +93,14 @@ device_fallocate (const struct device *device, int mode, uint64_t offset,
   default:
     return -EOPNOTSUPP;
   }
-  end = MIN (end, device_bytes);
-  if (offset >= end)
-    return 0;
-  uint64_t start_ns = monotonic_ns ();
-  return timed (device, STORE_REQUEST_TRIM, start_ns,
-                store_zero (device->store, end - offset, offset));
+  return blockdev_zero (&device->blockdev, length, offset);
 }
 
 void
 device_statfs (const struct device *device, struct statvfs *sv)
 {
-  uint64_t device_pages = store_size (device->store) / CSWAP_PAGE_SIZE;
-  uint64_t pages_stored = store_pages_stored (device->store);
+  uint64_t device_pages = device->blockdev.size_bytes / CSWAP_PAGE_SIZE;
+  uint64_t pages_stored = store_pages_stored (device->blockdev.store);
 
   /* f_bsize is also the discard granularity a loop device takes. */
   *sv = (struct statvfs) {

@@ -34,7 +34,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +51,6 @@
 #include "ladder-follow.h"
 #include "options.h"
 #include "parse.h"
-#include "program-message.h"
 #include "stop-signals.h"
 #include "swap-users.h"
 
@@ -416,18 +414,6 @@ choose_raw_transport (enum fuse_transport_choice choice)
   return 0;
 }
 
-/* daemon-life.h's error report: "cswap-fuse: MESSAGE" on stderr. */
-__attribute__ ((format (printf, 1, 2)))
-static void
-report_error (const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  program_message_v (PROGRAM_NAME, fmt, ap);
-  va_end (ap);
-}
-
 static bool
 session_exited (void *session)
 {
@@ -475,7 +461,7 @@ main (int argc, char *argv[])
   struct fuse_session *session = NULL;
   struct raw_server *raw_server = NULL;
   struct ladder *ladder = NULL;
-  struct daemon_life life = { .name = PROGRAM_NAME, .error = report_error };
+  struct daemon_life life = { .name = PROGRAM_NAME };
   bool mounted = false, handling_signals = false;
   int status = EXIT_FAILURE, raw;
   const char *why;
@@ -538,7 +524,8 @@ main (int argc, char *argv[])
    */
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
-  device.store = life.store;
+  device.blockdev.store = life.store;
+  device.blockdev.size_bytes = store_size (life.store);
   /* The ladder's follower, idle until `cswap up` hands it the steps over
    * the control socket (ladder-online = follow); its thread starts then.
    */
@@ -548,7 +535,7 @@ main (int argc, char *argv[])
     goto out;
   }
   control_server_extend (life.control, ladder_control_extension (ladder));
-  device.ladder = ladder;
+  device.blockdev.ladder = ladder;
   if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
@@ -589,8 +576,7 @@ main (int argc, char *argv[])
   raw_server_close (raw_server);
   daemon_stop (&life);
   ladder_destroy (ladder);
-  device.store = NULL;
-  device.ladder = NULL;
+  device.blockdev = (struct blockdev) { .store = NULL };
   if (mounted)
     fuse_session_unmount (session);
   if (handling_signals)

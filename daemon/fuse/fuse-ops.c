@@ -33,7 +33,7 @@ static void
 op_init (void *userdata, struct fuse_conn_info *conn)
 {
   (void) userdata;
-  conn->max_write = DEVICE_MAX_IO_BYTES;
+  conn->max_write = BLOCKDEV_MAX_IO_BYTES;
   /* Reading ahead on swap reads pages nobody asked for; the kernel's swap
    * readahead already decides what to bring in.
    */
@@ -201,7 +201,7 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
     fuse_reply_err (req, ENOMEM);
     return;
   }
-  r = device_read (request_device (req), buf, size, offset);
+  r = blockdev_read (&request_device (req)->blockdev, buf, size, offset);
   if (r < 0)
     fuse_reply_err (req, -r);
   else
@@ -213,7 +213,8 @@ op_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
           off_t offset, struct fuse_file_info *fi)
 {
   memory_safety_mark_io_thread ();
-  int64_t r = device_write (request_device (req), buf, size, offset);
+  int64_t r = blockdev_write (&request_device (req)->blockdev, buf, size,
+                              offset);
 
   (void) ino;
   (void) fi;

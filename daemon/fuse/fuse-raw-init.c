@@ -42,7 +42,7 @@ int
 raw_init_read (int fd, struct raw_init *init, const char **why)
 {
   /* The kernel wants room for a whole write even for INIT. */
-  const size_t buf_size = DEVICE_MAX_IO_BYTES + 4096;
+  const size_t buf_size = BLOCKDEV_MAX_IO_BYTES + 4096;
   CLEANUP_FREE char *buf = malloc (buf_size);
   const struct fuse_in_header *in = (const void *) buf;
   const struct fuse_init_in *arg = (const void *) (in + 1);
@@ -109,9 +109,9 @@ raw_init_reply (int fd, const struct raw_init *init, bool over_io_uring,
     .max_readahead = 0,
     .max_background = MAX_BACKGROUND,
     .congestion_threshold = CONGESTION_THRESHOLD,
-    .max_write = DEVICE_MAX_IO_BYTES,
+    .max_write = BLOCKDEV_MAX_IO_BYTES,
     .time_gran = 1,
-    .max_pages = DEVICE_MAX_IO_BYTES / CSWAP_PAGE_SIZE,
+    .max_pages = BLOCKDEV_MAX_IO_BYTES / CSWAP_PAGE_SIZE,
   };
   struct iovec iov[] = {
     { &out, sizeof out },

@@ -6,7 +6,7 @@
  * requests of a queue are in flight while its thread works on one.  A
  * reply and the wait for the next request are one io_uring_enter.
  *
- * Faults can be injected in the test build only (fuse-uring-fault.h).
+ * Faults can be injected in the test build only (serve/uring-fault.h).
  */
 #ifndef CSWAP_FUSE_URING_H
 #define CSWAP_FUSE_URING_H

@@ -179,8 +179,9 @@ read_file (const struct device *device, const struct raw_request *request,
            struct raw_reply *reply)
 {
   const struct fuse_read_in *in = request->op_args;
-  int64_t r = device_read (device, reply->payload,
-                           MIN (in->size, reply->payload_capacity), in->offset);
+  int64_t r = blockdev_read (&device->blockdev, reply->payload,
+                             MIN (in->size, reply->payload_capacity),
+                             in->offset);
 
   if (r < 0)
     return r;
@@ -198,7 +199,8 @@ write_file (const struct device *device, const struct raw_request *request,
 
   if (in->size > request->payload_size)
     return -EINVAL;
-  r = device_write (device, request->payload, in->size, in->offset);
+  r = blockdev_write (&device->blockdev, request->payload, in->size,
+                      in->offset);
   if (r < 0)
     return r;
   out = reply_struct (reply, sizeof *out);

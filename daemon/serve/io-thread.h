@@ -1,9 +1,9 @@
 /* cswap: naming and binding a front end's per-CPU I/O thread.
  *
- * The FUSE rings (fuse-uring.c) and the ublk queues (ublk/ublk-queue.c)
- * each run one thread per CPU queue: the kernel queues a request on the
- * queue of the CPU that sends it, so a thread bound to that CPU is woken
- * there, and, real-time (memory-safety.h), preempts whatever ran there
+ * The io_uring queue engine (io-queues.h) runs one thread per CPU queue,
+ * for the FUSE rings and the ublk queues alike: the kernel queues a
+ * request on the queue of the CPU that sends it, so a thread bound to
+ * that CPU is woken there, and, real-time (memory-safety.h), preempts whatever ran there
  * (doc/design.md, "Idle CPUs and halt polling": 10% off a swapping
  * Python program's time).
  */

@@ -9,13 +9,35 @@
  * by then the device serves.  Stopping runs the other way.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "daemon-life.h"
 #include "memory-safety.h"
+#include "program-message.h"
 #include "service-notify.h"
 #include "stats-line.h"
+
+/* Says why a step failed: through LIFE's reporter, or, without one,
+ * "NAME: message" on stderr.
+ */
+__attribute__ ((format (printf, 2, 3)))
+static void
+report (const struct daemon_life *life, const char *fmt, ...)
+{
+  char message[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  if (life->error == NULL)
+    program_message_v (life->name, fmt, ap);
+  else
+    vsnprintf (message, sizeof message, fmt, ap);
+  va_end (ap);
+  if (life->error)
+    life->error ("%s", message);
+}
 
 int
 daemon_prepare (struct daemon_life *life, const struct cswap_options *options)
@@ -33,12 +55,12 @@ daemon_prepare (struct daemon_life *life, const struct cswap_options *options)
     memory_safety_forbid_core_dumps ();
   life->store = store_create (&store_config);
   if (life->store == NULL) {
-    life->error ("creating the store: %s", store_create_error ());
+    report (life, "creating the store: %s", store_create_error ());
     return -1;
   }
   if (control_server_open (&options->ctl, life->name, life->store,
                            &life->control, &warning, &why) == -1) {
-    life->error ("%s", why);
+    report (life, "%s", why);
     return -1;
   }
   if (warning)
@@ -62,17 +84,17 @@ daemon_start_after_fork (struct daemon_life *life)
   }
   r = store_start_background (life->store);
   if (r) {
-    life->error ("starting the store's threads, locking its key: %s",
-                 strerror (-r));
+    report (life, "starting the store's threads, locking its key: %s",
+            strerror (-r));
     return -1;
   }
   if (control_server_start (life->control) == -1) {
-    life->error ("starting the control thread: %s", strerror (errno));
+    report (life, "starting the control thread: %s", strerror (errno));
     return -1;
   }
   /* Under systemd: READY=1, then STATUS= and WATCHDOG=1 from a thread. */
   if (service_notify_start (life->store) == -1) {
-    life->error ("starting the notify thread: %s", strerror (errno));
+    report (life, "starting the notify thread: %s", strerror (errno));
     return -1;
   }
   return 0;

@@ -39,7 +39,8 @@ struct daemon_life {
   const char *name;             /* "cswap", "cswap-fuse": warnings' prefix
                                    and the control socket's default name */
   /* Reports why a step failed: one line, without the newline (the
-   * plugin's is nbdkit_error; cswap-fuse prints its name first).
+   * plugin's is nbdkit_error).  NULL: "NAME: message" on stderr, as
+   * cswap-fuse and cswap-ublk say their errors.
    */
   void (*error) (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
   bool tls_possible;            /* nbdkit without --tls=off: its TLS

@@ -1,5 +1,5 @@
-/* cswap: faults injected into the FUSE-over-io_uring queues (see
- * fuse-uring-fault.h); built only into cswap-fuse-faults.
+/* cswap: faults injected into the io_uring queues (see uring-fault.h);
+ * built only into cswap-fuse-faults.
  *
  * Threads: the percentages are set by uring_fault_init(), before the
  * queue threads start, and only read after; the random state is per
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse-uring-fault.h"
+#include "uring-fault.h"
 #include "xorshift.h"
 
 static const char *const kind_name[URING_FAULT_KINDS] = {

@@ -1,6 +1,8 @@
 /* cswap: the nbdkit plugin — `nbdkit cswap size=…`.
  *
- * A thin adapter: NBD requests become store calls.  One store per nbdkit
+ * A thin adapter: NBD requests become calls of the request layer every
+ * front end shares (blockdev.h), over the part of the store the
+ * connection is served.  One store per nbdkit
  * process, shared by every connection (the data is the device's, not the
  * connection's), so multi-conn is safe: every connection sees every write
  * at once, and flush has nothing to do because memory is the medium.
@@ -26,13 +28,12 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "blockdev.h"
 #include "config-file.h"
 #include "contents-id.h"
 #include "daemon-life.h"
-#include "full-warning.h"
 #include "ladder-follow.h"
 #include "memory-safety.h"
-#include "monotonic.h"
 #include "nbd-exports-control.h"
 #include "nbd-exports.h"
 #include "nbd-exports-idle.h"
@@ -141,11 +142,11 @@ static struct nbd_export whole_device = { .name = "", .label = "",
                                           .area = 0 };
 
 /* A client's handle: the export it named, and the part of the store it
- * is served.
+ * is served, with the ladder to tell of its writes.
  */
 struct connection {
   struct nbd_export *export;
-  uint64_t base_bytes, size_bytes;
+  struct blockdev window;
 };
 
 static int
@@ -240,21 +241,23 @@ static int
 serve_name (const char *name, struct connection *c, const char **why)
 {
   uint64_t area_bytes = store_area_size (life.store);
+  struct blockdev *w = &c->window;
 
+  *w = (struct blockdev) { .store = life.store, .ladder = ladder };
   if (nbd_exports_active (&exports)) {
     c->export = nbd_exports_open (&exports, life.store, name, why);
     if (c->export == NULL)
       return -1;
-    c->base_bytes = c->export->area * area_bytes;
-    c->size_bytes = area_bytes;
+    w->base_bytes = c->export->area * area_bytes;
+    w->size_bytes = area_bytes;
     return 0;
   }
   c->export = &whole_device;
-  switch (nbd_window_parse (name, area_bytes, &c->base_bytes, &c->size_bytes,
+  switch (nbd_window_parse (name, area_bytes, &w->base_bytes, &w->size_bytes,
                             why)) {
   case 0:
-    c->base_bytes = 0;
-    c->size_bytes = area_bytes;
+    w->base_bytes = 0;
+    w->size_bytes = area_bytes;
     return 0;
   case 1:
     return 0;
@@ -305,21 +308,12 @@ cswap_export_description (void *handle)
                                atomic_load (&e->contents_id));
 }
 
-/* Where HANDLE's part of the store starts. */
-static uint64_t
-base_of (void *handle)
-{
-  const struct connection *c = handle;
-
-  return c->base_bytes;
-}
-
 static int64_t
 cswap_get_size (void *handle)
 {
   const struct connection *c = handle;
 
-  return c->size_bytes;
+  return c->window.size_bytes;
 }
 
 /* The largest read or write nbdkit serves: it refuses any request over
@@ -356,74 +350,70 @@ cswap_can_true (void *handle)
   return 1;
 }
 
-/* Turns a store result into nbdkit's convention. */
-static int
-reply (int r)
+/* The connection behind HANDLE, once the calling thread is marked as
+ * one that serves requests (memory-safety.h): nbdkit's threads are its
+ * own, so each request marks its thread (a cheap check after the first).
+ */
+static const struct connection *
+request_connection (void *handle)
 {
-  if (r == 0)
+  memory_safety_mark_io_thread ();
+  return handle;
+}
+
+/* Turns a request layer's result (bytes done, or a negative errno) into
+ * nbdkit's convention.
+ */
+static int
+reply (int64_t r)
+{
+  if (r >= 0)
     return 0;
   nbdkit_set_error (-r);
   return -1;
-}
-
-/* reply(), after noting the request's time since START_NS (the plugin's
- * part of it: nbdkit's own socket I/O is outside the callback).
- */
-static int
-timed_reply (enum store_request kind, uint64_t start_ns, int r)
-{
-  store_note_request (life.store, kind, monotonic_ns () - start_ns);
-  return reply (r);
 }
 
 static int
 cswap_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
-  uint64_t start_ns = monotonic_ns ();
-  memory_safety_mark_io_thread ();
   (void) flags;
-  return timed_reply (STORE_REQUEST_READ, start_ns,
-                      store_read (life.store, buf, count,
-                                  base_of (handle) + offset));
+  return reply (blockdev_read (&request_connection (handle)->window, buf,
+                               count, offset));
 }
 
+/* FUA: the write is durable once stored.  -EDQUOT, an export's quota, is
+ * the export's, not the device's full warning's (nbd-exports.h).
+ */
 static int
 cswap_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
-  const struct connection *c = handle;
-  uint64_t start_ns = monotonic_ns ();
-  memory_safety_mark_io_thread ();
-  (void) flags;                 /* FUA: the write is durable once stored */
-  int r = store_write (life.store, buf, count, c->base_bytes + offset);
-  full_warning_note (life.store, r);   /* not for -EDQUOT: the export's */
-  ladder_note_write (ladder, count);
-  r = nbd_export_note_refusal (c->export, r);
-  return timed_reply (STORE_REQUEST_WRITE, start_ns, r);
+  const struct connection *c = request_connection (handle);
+  int64_t r = blockdev_write (&c->window, buf, count, offset);
+
+  (void) flags;
+  return reply (nbd_export_note_refusal (c->export, r < 0 ? r : 0));
 }
 
+/* Zeroing frees pages: always fast, never allocates (flags: FUA, fast
+ * zero, may-trim, all true already).
+ */
 static int
 cswap_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  uint64_t start_ns = monotonic_ns ();
-  memory_safety_mark_io_thread ();
-  (void) flags;                 /* zeroing frees pages: always fast, never allocates */
-  return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (life.store, count,
-                                  base_of (handle) + offset));
+  (void) flags;
+  return reply (blockdev_zero (&request_connection (handle)->window, count,
+                               offset));
 }
 
+/* Trimmed ranges read back as zeros: the same as write-zeroes. */
 static int
 cswap_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  uint64_t start_ns = monotonic_ns ();
-  memory_safety_mark_io_thread ();
   (void) flags;
-  /* Trimmed ranges read back as zeros: the same as write-zeroes. */
-  return timed_reply (STORE_REQUEST_TRIM, start_ns,
-                      store_zero (life.store, count,
-                                  base_of (handle) + offset));
+  return reply (blockdev_zero (&request_connection (handle)->window, count,
+                               offset));
 }
 
 /* Block status (nbdinfo --map, nbdcopy): pages that read as zeros and
@@ -433,13 +423,12 @@ static int
 cswap_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
                struct nbdkit_extents *extents)
 {
-  uint64_t base = base_of (handle);
+  const struct connection *c = request_connection (handle);
 
-  memory_safety_mark_io_thread ();
   while (count > 0) {
     bool zero;
     uint64_t length;
-    int r = store_extent (life.store, base + offset, count, &zero, &length);
+    int r = blockdev_extent (&c->window, offset, count, &zero, &length);
     if (r)
       return reply (r);
     if (nbdkit_add_extent (extents, offset, length,

@@ -10,12 +10,15 @@
  * This is the one place those rules live.  Two adapters speak FUSE on
  * top of it: fuse-ops.c through libfuse (the classic transport) and
  * fuse-raw-dispatch.c on raw FUSE messages (io_uring and its read/write
- * fallback).  Every function returns a result or a negative errno and
- * never replies itself.
+ * fallback).  Their reads and writes go straight to the request layer
+ * every front end shares (blockdev.h: the range, the timing, the full
+ * warning and the ladder's note); what is the file's own is here: the
+ * inodes, the attributes and fallocate's modes.  Every function returns
+ * a result or a negative errno and never replies itself.
  *
  * Locking: none.  The name space and attributes are constant, so requests
- * on any number of threads share only the store, which is thread-safe,
- * and the ladder's count of written bytes, which is atomic.
+ * on any number of threads share only the request layer, which is
+ * thread-safe (blockdev.h).
  */
 #ifndef CSWAP_DEVICE_H
 #define CSWAP_DEVICE_H
@@ -27,26 +30,12 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#include "ladder-follow.h"
+#include "blockdev.h"
 #include "page.h"
-#include "store.h"
 
 #define DEVICE_ROOT_INO 1       /* FUSE_ROOT_ID */
 #define DEVICE_SWAP_INO 2
 #define DEVICE_SWAP_NAME "swap"
-
-/* The largest request the kernel sends (max_write, max_pages): 32 pages.
- * Every FUSE-over-io_uring entry and every classic worker holds a buffer
- * this large, and a buffer once touched stays resident: at the kernel's
- * cap of 256 pages, the 16 entries' 16 MiB of buffers added 5.9 MiB to
- * the daemon's peak under stress-ng (its pool peaked at 11 MiB).  Swap
- * writes average 5 to 43 KiB (bench/real-programs), so the few larger
- * ones are split into 128 KiB requests.  The cost, same session: 256
- * pages against 32, stress-ng ran 2.67-2.92 s against 3.17-4.70 with a
- * peak of 17.0 MiB against 11.3-11.9, python-heap 25.7-28.0 s against
- * 23.8-25.4 with 41.5-41.9 MiB against 35.6-36.7.
- */
-#define DEVICE_MAX_IO_BYTES (32 * CSWAP_PAGE_SIZE)
 
 /* The name never changes: the kernel may cache it for as long as it likes.
  * The attributes are constant too, except st_blocks (the pages stored),
@@ -59,8 +48,7 @@
  * while it runs.
  */
 struct device {
-  struct store *store;
-  struct ladder *ladder;        /* told of every write; NULL: none */
+  struct blockdev blockdev;     /* the whole store */
   uid_t owner_uid;              /* the file and the root belong to the */
   gid_t owner_gid;              /* user who mounted them */
   struct timespec mount_time;   /* reported as every time stamp */
@@ -104,19 +92,9 @@ struct device_dir_entry {
 extern const struct device_dir_entry device_dir_entries[];
 extern const size_t device_dir_entry_count;
 
-/* Reads up to SIZE bytes at OFFSET into BUF: returns the bytes read
- * (short at the end of the device, 0 past it) or a negative errno.
+/* Reads and writes: blockdev_read and blockdev_write on &device->blockdev
+ * (short at the end; a write at or past it is -EFBIG).
  */
-extern int64_t device_read (const struct device *device, void *buf,
-                            size_t size, uint64_t offset);
-
-/* Writes SIZE bytes: returns the bytes written (short across the end),
- * -EFBIG at or past the end, or the store's error (-ENOSPC when full,
- * which also goes to full-warning.h).  The ladder's follower hears of
- * each write (ladder_note_write): swap fills by writes.
- */
-extern int64_t device_write (const struct device *device, const void *buf,
-                             size_t size, uint64_t offset);
 
 /* fallocate(2) MODE over the range: 0 or a negative errno. */
 extern int device_fallocate (const struct device *device, int mode,

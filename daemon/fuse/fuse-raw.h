@@ -22,7 +22,7 @@
 /* The largest reply payload (a read of max_pages) and so the least a
  * transport's payload buffer holds.
  */
-#define RAW_PAYLOAD_BYTES DEVICE_MAX_IO_BYTES
+#define RAW_PAYLOAD_BYTES BLOCKDEV_MAX_IO_BYTES
 
 struct raw_request {
   const struct fuse_in_header *in;
