@@ -69,7 +69,7 @@ absent_or_unlocked () {
 anonymous_locked () {
   local unlocked_list; unlocked_list=$(smaps_unlocked_private "$1")
   [[ -z $unlocked_list ]] && return 0
-  sed 's/^/# unlocked (anonymous kB, permissions, file): /' <<<"$unlocked_list"
+  sed 's/^/# unlocked (anonymous kB, in swap kB, permissions, file): /' <<<"$unlocked_list"
   return 1
 }
 
