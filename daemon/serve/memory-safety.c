@@ -89,7 +89,9 @@ set_io_flusher (void)
 enum lock_extent {
   LOCK_WHOLE,                   /* every page, read in now */
   LOCK_TOUCHED,                 /* MCL_ONFAULT: the pages touched */
-  LOCK_NONE,                    /* nothing: the kernel may reclaim it */
+  LOCK_FILE_PAGES_NONE,         /* none of its file pages: the kernel may
+                                   reclaim them; its anonymous pages stay
+                                   locked (lock_mapped_files) */
 };
 
 /* Libraries mapped but never called once the daemon serves: libgcrypt,
@@ -98,13 +100,11 @@ enum lock_extent {
  * uses; libselinux and its libpcre2 are nbdkit's, for --selinux-label on
  * its sockets, at start; libcrypto seals the backing file's records;
  * GnuTLS and the libraries only it uses serve nbdkit's TLS.  Even the
- * pages of theirs that loading touched (relocation tables, relocated
- * data: 1.4 MiB of libcrypto) were locked by mlockall's MCL_CURRENT, and
- * are unlocked, so that reclaim can take them: an idle cswap-fuse holds
- * 5.7 MiB locked instead of 8.3 (doc/design.md, "The smallest machine",
- * where 2 MiB decide whether a 160 MiB machine finishes).  Were one
- * called after all, its pages would be read back (or swapped in) like
- * any program's, off the I/O path.
+ * pages of their files that loading touched (relocation tables, symbol
+ * tables) were locked by mlockall's MCL_CURRENT, and are unlocked, so
+ * that reclaim can take them (doc/design.md, "The smallest machine",
+ * where 2 MiB decide whether a 160 MiB machine finishes).  Not the pages
+ * the dynamic linker wrote, though (lock_mapped_files).
  */
 static bool
 library_never_called (const char *path, const struct io_path *io_path)
@@ -145,7 +145,7 @@ static enum lock_extent
 file_lock_extent (const char *path, const struct io_path *io_path)
 {
   if (library_never_called (path, io_path))
-    return LOCK_NONE;
+    return LOCK_FILE_PAGES_NONE;
   if (strstr (path, "/libsystemd.so"))
     return LOCK_TOUCHED;
   return LOCK_WHOLE;
@@ -153,34 +153,66 @@ file_lock_extent (const char *path, const struct io_path *io_path)
 
 /* Locks every file the process has mapped as file_lock_extent says.
  * Mappings without access (a library's guard gaps) are left alone.
+ *
+ * A library left unlocked keeps its anonymous pages locked all the same:
+ * the pages of its data segment that the dynamic linker relocated, its
+ * GOT and its .dynamic among them (copies of the file's pages now, which
+ * only swap can take), and any page of a writable mapping.  ld.so reads
+ * every loaded object's .dynamic on every symbol lookup (do_lookup_x:
+ * the DT_SYMTAB entry, before it knows whether the object has the
+ * symbol), and a lookup comes with any lazy binding (liblz4, libc's own
+ * calls to calloc and realloc) or dlsym, in any thread.  Unlocked, those
+ * pages went to swap under pressure, the swap this daemon serves: a
+ * ublk queue thread binding a symbol faulted on libcrypto's .dynamic
+ * and waited for a swap-in that only it could serve, for good
+ * (doc/design.md, "ublk").  File pages come back from the file system.
+ * So only a mapping that is not writable and holds no anonymous page
+ * (its text, its read-only data and symbol tables) is unlocked; what
+ * the test tests/daemon/test-locked-libraries.sh checks.
  */
 static void
 lock_mapped_files (const struct io_path *io_path)
 {
-  FILE *maps = fopen ("/proc/self/maps", "re");
+  FILE *smaps = fopen ("/proc/self/smaps", "re");
   char line[512];
+  uintptr_t start = 0, end = 0;
+  enum lock_extent extent = LOCK_TOUCHED;     /* as mlockall left it */
+  bool writable = false;
+  unsigned long anonymous_kib = 0;
 
-  if (maps == NULL) {
-    warn ("/proc/self/maps", errno);
+  if (smaps == NULL) {
+    warn ("/proc/self/smaps", errno);
     return;
   }
-  while (fgets (line, sizeof line, maps)) {
-    uintptr_t start, end;
+  while (fgets (line, sizeof line, smaps)) {
+    uintptr_t first, past;
     char perms[5];
     int path_at = 0, r = 0;
 
+    /* A mapping's first line; then its fields, VmFlags: last. */
     if (sscanf (line, "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %*s %n",
-                &start, &end, perms, &path_at) != 3
-        || path_at == 0 || line[path_at] != '/' || strcmp (perms, "---p") == 0)
+                &first, &past, perms, &path_at) == 3) {
+      start = first;
+      end = past;
+      writable = perms[1] == 'w';
+      anonymous_kib = 0;
+      extent = path_at == 0 || line[path_at] != '/'
+               || strcmp (perms, "---p") == 0
+               ? LOCK_TOUCHED : file_lock_extent (line + path_at, io_path);
       continue;
-    switch (file_lock_extent (line + path_at, io_path)) {
+    }
+    if (sscanf (line, "Anonymous: %lu kB", &anonymous_kib) == 1
+        || strncmp (line, "VmFlags:", 8) != 0)
+      continue;
+    switch (extent) {
     case LOCK_WHOLE:
       r = mlock ((void *) start, end - start);
       break;
     case LOCK_TOUCHED:
       break;
-    case LOCK_NONE:
-      r = munlock ((void *) start, end - start);
+    case LOCK_FILE_PAGES_NONE:
+      if (!writable && anonymous_kib == 0)
+        r = munlock ((void *) start, end - start);
       break;
     }
     if (r == -1) {
@@ -188,7 +220,7 @@ lock_mapped_files (const struct io_path *io_path)
       break;
     }
   }
-  fclose (maps);
+  fclose (smaps);
 }
 
 int

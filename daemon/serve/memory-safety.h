@@ -54,7 +54,8 @@ struct io_path {
  * score, warning on stderr ("cswap: warning: …") about what it could not
  * do.  Every mapped file is locked whole but libsystemd (what it touched)
  * and the libraries never called once serving, which IO_PATH helps name
- * (not locked at all).  Call it after any fork (memory locks are not inherited
+ * (their file pages not locked; every anonymous page, theirs too, stays
+ * locked, since only swap could take it).  Call it after any fork (memory locks are not inherited
  * by a child) and before starting any thread (which inherits the mark).
  * Returns 0, or -1 when mlockall itself failed (errno set; the caller
  * decides whether to go on).

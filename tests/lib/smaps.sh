@@ -20,3 +20,19 @@ smaps_anonymous () {
 smaps_undumped_rss_kb () {
   smaps_anonymous "$1" | awk '/ dd( |$)/ { kb += $2 } END { print kb + 0 }'
 }
+
+# smaps_unlocked_private PID: one line per mapping of PID that holds
+# anonymous pages, resident or in swap, or could (private and writable),
+# and is not locked (VmFlags without lo): "ANONYMOUS_KB SWAP_KB PERMS
+# PATH".  Such a page can only go to swap, which for a cswap daemon may
+# be the device it serves itself.
+smaps_unlocked_private () {
+  awk '
+    /^[0-9a-f]+-[0-9a-f]+ / { perms = $2; path = NF >= 6 ? $6 : "[anonymous]"; next }
+    $1 == "Anonymous:" { anon = $2 }
+    $1 == "Swap:" { swap = $2 }
+    $1 == "VmFlags:" && (anon > 0 || swap > 0 || perms ~ /w.p/) && !/ lo( |$)/ {
+      print anon, swap, perms, path
+    }
+  ' "/proc/$1/smaps"
+}
