@@ -463,6 +463,7 @@ main (int argc, char *argv[])
   struct ladder *ladder = NULL;
   struct daemon_life life = { .name = PROGRAM_NAME };
   bool mounted = false, handling_signals = false;
+  sigset_t signals_before;
   int status = EXIT_FAILURE, raw;
   const char *why;
   char mount_dir[PATH_MAX], swap_file[PATH_MAX];
@@ -539,9 +540,11 @@ main (int argc, char *argv[])
   if (stop_signals_install (session, swap_file) == -1)
     goto out;
   handling_signals = true;
-  if (fuse_session_mount (session, mount_dir) == -1)
+  stop_signals_hold (&signals_before);
+  mounted = fuse_session_mount (session, mount_dir) == 0;
+  stop_signals_release (&signals_before);
+  if (!mounted)
     goto out;
-  mounted = true;
   /* Before fuse_daemonize(), so that its errors reach the terminal; its
    * threads start in raw_server_run().
    */
@@ -577,10 +580,13 @@ main (int argc, char *argv[])
   daemon_stop (&life);
   ladder_destroy (ladder);
   device.blockdev = (struct blockdev) { .store = NULL };
-  if (mounted)
-    fuse_session_unmount (session);
+  /* Ignored from here: not even fusermount3's wait in the unmount may
+   * be cut short.
+   */
   if (handling_signals)
     stop_signals_ignore ();
+  if (mounted)
+    fuse_session_unmount (session);
   if (session)
     fuse_session_destroy (session);
   free (fuse.mountpoint);

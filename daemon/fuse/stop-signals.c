@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,6 +95,24 @@ stop_signals_install (struct fuse_session *session, const char *swap_file)
     }
   signal (SIGPIPE, SIG_IGN);
   return 0;
+}
+
+void
+stop_signals_hold (sigset_t *saved)
+{
+  sigset_t held;
+
+  sigemptyset (&held);
+  sigaddset (&held, SIGHUP);
+  sigaddset (&held, SIGINT);
+  sigaddset (&held, SIGTERM);
+  pthread_sigmask (SIG_BLOCK, &held, saved);
+}
+
+void
+stop_signals_release (const sigset_t *saved)
+{
+  pthread_sigmask (SIG_SETMASK, saved, NULL);
 }
 
 void

@@ -16,6 +16,8 @@
 #ifndef CSWAP_STOP_SIGNALS_H
 #define CSWAP_STOP_SIGNALS_H
 
+#include <signal.h>
+
 struct fuse_session;             /* libfuse's */
 
 /* Installs the handlers for SESSION, whose device file is SWAP_FILE (an
@@ -24,6 +26,16 @@ struct fuse_session;             /* libfuse's */
  */
 extern int stop_signals_install (struct fuse_session *session,
                                  const char *swap_file);
+
+/* Holds all three back while libfuse mounts or unmounts: as root in a
+ * mount namespace of its own, or unprivileged, libfuse runs fusermount3
+ * and waits for it, and a signal taking that wait (the handlers have no
+ * SA_RESTART) fails the mount: a SIGTERM sent as the mount appeared made
+ * the daemon exit 1, seen 2 runs in 5 in the Debian 13 chroot.  Held
+ * back, it is handled once the mount is done.  Sets *SAVED to restore.
+ */
+extern void stop_signals_hold (sigset_t *saved);
+extern void stop_signals_release (const sigset_t *saved);
 
 /* On the way out: ignores all three from now on (a supervisor that saw
  * the unmount and signals the PID too would otherwise kill the process
