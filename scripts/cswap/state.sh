@@ -49,14 +49,20 @@ daemon_alive ()
   [[ ${stat%% *} != [ZX] ]]
 }
 
-# is_swap DEV: DEV is an active swap device.
+# is_swap DEV: DEV is an active swap device.  /proc/swaps names a device
+# by the path it was opened at, as seen from the reader's root; one
+# opened through a /dev mount the reader cannot reach is named from that
+# mount down ("/loop0" for /dev/loop0: under systemd 257 on Debian 13,
+# the step cswap.service's attach swapped on, seconds later).  Missing
+# it, detach took the device down while it was still swap, and every
+# page on it was lost at shutdown (tests/trixie/test-trixie-vm.sh).
 is_swap ()
 {
   local real
   [[ -n $1 ]] || return 1
   real=$(readlink -f "$1")
-  awk -v a="$1" -v b="$real" 'NR > 1 && ($1 == a || $1 == b) { found = 1 }
-    END { exit !found }' /proc/swaps
+  awk -v a="$1" -v b="$real" -v c="${real#/dev}" \
+    'NR > 1 && ($1 == a || $1 == b || $1 == c) { found = 1 } END { exit !found }' /proc/swaps
 }
 
 # all_swap DEV…: every DEV is an active swap device (and there is one).

@@ -13,7 +13,8 @@
 # maintainer scripts, run in a private mount namespace with systemd and
 # `cswap` stubbed, start or stop nothing on install and upgrade, and a
 # removal with the device up runs `cswap down` and fails, stopping
-# nothing, when that does.
+# nothing, when that does.  With $CSWAP_DEB_OUT set, the .debs are kept
+# there.
 set -uo pipefail
 : "${CSWAP_SOURCE_ROOT:?run through meson test}" "${CSWAP_BUILD_ROOT:?}"
 source "$(dirname "$0")/../lib/tap.sh"
@@ -87,6 +88,11 @@ check "dpkg-buildpackage -us -uc builds" test "$build_status" -eq 0
 cswap_deb=$tmp/src/cswap_${version}_$arch.deb
 plugin_deb=$tmp/src/nbdkit-plugin-cswap_${version}_$arch.deb
 changes=$tmp/src/cswap_${version}_$arch.changes
+# CSWAP_DEB_OUT (tests/trixie/test-trixie.sh): a directory that keeps the
+# two packages for the Debian 13 machine (tests/trixie/test-trixie-vm.sh).
+if [[ -n ${CSWAP_DEB_OUT:-} ]]; then
+  check "the packages are kept in $CSWAP_DEB_OUT" cp "$cswap_deb" "$plugin_deb" "$CSWAP_DEB_OUT/"
+fi
 
 # ------------------------------------------------------- file lists ----
 

@@ -23,7 +23,7 @@ unit=$CSWAP_BUILD_ROOT/systemd/cswap.service
 helper=$CSWAP_BUILD_ROOT/systemd/cswap
 restrict_realtime=$CSWAP_BUILD_ROOT/tests/service/restrict-realtime
 
-# Under /run, not /tmp: the unit's PrivateTmp= would hide /tmp from it.
+# Under /run, not /tmp: the unit's ProtectSystem=strict makes /tmp read-only.
 dir=$(mktemp -d /run/cswap-unit-realtime.XXXXXX)
 printf 'frontend = fuse\nsize = 64M\nmountpoint = %s/state/mnt\n' "$dir" >"$dir/cswap.conf"
 transient=cswap-unit-realtime-$$

@@ -8,7 +8,9 @@
 # against trixie's libfuse and nbdkit) and the Debian package's
 # (dpkg-buildpackage, then trixie's lintian finds neither an error nor a
 # warning: tests/package/test-deb.sh).  Each test in the root is one
-# check here, its failed checks and last lines as comments.
+# check here, its failed checks and last lines as comments.  The packages
+# are kept in the build tree's trixie-debs/, with the tree's key
+# (tests/trixie/source-key), for tests/trixie/test-trixie-vm.sh.
 #
 # The chroot runs in a mount and PID namespace of its own: /proc, /sys,
 # /dev, the corpus and a scratch directory are mounted there, so that
@@ -100,8 +102,9 @@ echo "# trixie: gcc $(version_of gcc-14), meson $(version_of meson)," \
   "liburing $(version_of liburing2), lintian $(version_of lintian)"
 
 # The tree as it is, without .git and build directories, as test-deb.sh
-# copies it.
-mkdir -p "$scratch/src"
+# copies it, and its key, which marks the packages kept below.
+source_key=$("$here/source-key" "$CSWAP_SOURCE_ROOT")
+mkdir -p "$scratch/src" "$scratch/debs"
 tar -C "$CSWAP_SOURCE_ROOT" --exclude=.git --exclude-tag-all=build.ninja -cf - . |
   tar -C "$scratch/src" -xf -
 
@@ -125,10 +128,18 @@ echo "# configure and build: $((SECONDS - step_s)) s"
 step_s=$SECONDS
 suite_args=
 for suite in "${suites[@]}"; do suite_args+=" --suite $suite"; done
-in_root "meson test -C /tmp/build --no-rebuild --num-processes 2 \
+in_root "CSWAP_DEB_OUT=/tmp/debs meson test -C /tmp/build --no-rebuild --num-processes 2 \
            $suite_args --no-suite machine --no-suite vm --no-suite trixie" \
   >"$scratch/test.log" 2>&1
 echo "# meson test: $((SECONDS - step_s)) s"
+# The packages the package test built (CSWAP_DEB_OUT), kept in the build
+# tree for the Debian 13 machine (test-trixie-vm.sh) with the key of the
+# tree they come from; none when that test did not build them.
+debs=$CSWAP_BUILD_ROOT/trixie-debs
+rm -rf "$debs"
+if compgen -G "$scratch/debs/*.deb" >/dev/null; then
+  mkdir -p "$debs" && cp "$scratch"/debs/*.deb "$debs/" && echo "$source_key" >"$debs/source-key"
+fi
 grep -A8 '^Ok:' "$scratch/test.log" | comment /dev/stdin
 
 # One check a test in the root, from meson's own log: a failed one's

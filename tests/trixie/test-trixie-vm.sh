@@ -1,0 +1,201 @@
+#!/bin/bash
+# shellcheck disable=SC2016  # eval strings expand later
+# cswap on a Debian 13 machine, as a user runs it: the root of
+# tests/trixie/make-root with Debian 13's kernel (6.12), systemd as its
+# init and udev, and the Debian packages the trixie test built from this
+# tree installed by dpkg -i (tests/trixie/make-vm-image, cached; the
+# machine itself has no network), booted twice under qemu
+# (tests/vm/cswap-vm --system, 256 MiB) from one disk:
+#  - first boot: cswap.service, enabled as a user enables it, has swap on
+#    once the machine is up; `cswapctl` and `cswap status` show the
+#    device; fill-check at 1.5 times MemTotal (the whole machine swaps, no
+#    cgroup) reads every block back as written; then systemd powers the
+#    machine off;
+#  - second boot: the first one's journal says cswap.service stopped by
+#    its own ExecStop= (swapoff of every page, then the daemon), with no
+#    time-out and no kill; swap is on again from the unit; the machine
+#    powers off again.
+# Each boot ends within its time, without a hung task, a job timing out,
+# a unit failing to start or an ordering cycle on the console
+# (tests/trixie/guest-run is what the machine runs and writes to the
+# results share).  One check is TAP's TODO, failing without failing the
+# test: systemd's own swap unit for the ladder's first step fails to stop,
+# since /proc/swaps names that step "/loop0" (swaps_clean below).
+#
+# The packages: tests/trixie/test-trixie.sh keeps those its package test
+# built in the build tree (trixie-debs/), marked with the tree's key
+# (tests/trixie/source-key); CI runs that test first (scripts/test).
+# When they are not of this tree, this test builds them by running that
+# test's package suite (minutes).
+#
+# Bounded by $VM_TEST_TIMEOUT_S per boot (default 420 s).  Skips, with the
+# reason, without root, qemu or busybox, or where the root or the
+# machine's kernel cannot be made (no debootstrap, Debian's archive
+# unreachable).
+set -uo pipefail
+: "${CSWAP_SOURCE_ROOT:?run through meson test}" "${CSWAP_BUILD_ROOT:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/tap.sh
+source "$here/../lib/tap.sh"
+timeout_s=${VM_TEST_TIMEOUT_S:-420}
+mem_mib=256
+
+[[ $(id -u) -eq 0 ]] || skip "needs root (debootstrap, chroot, mounts, qemu's 9p share)"
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
+command -v busybox >/dev/null || skip "no busybox (apt-get install busybox-static)"
+
+scratch=$(mktemp -d /var/tmp/cswap-trixie-vm.XXXXXX) || skip "mktemp failed"
+# VM_TEST_KEEP=1 keeps the disk, the consoles and the results there.
+if [[ ${VM_TEST_KEEP:-0} = 1 ]]; then
+  echo "# kept: $scratch"
+else
+  trap 'rm -rf --one-file-system "$scratch"' EXIT
+fi
+comment () { sed 's/^/# /' "$@"; }
+not () { ! "$@"; }
+
+# cached MAKER ARGS…: a maker's output; skips with its message on 77,
+# fails the check on any other error.
+made='' made_rc=''
+cached () {
+  local name=$1
+  made=$("$here/$name" "${@:2}" 2>"$scratch/$name.err")
+  made_rc=$?
+  [[ $made_rc -ne 77 ]] || skip "$(sed "s/^$name: //" "$scratch/$name.err" | tail -1)"
+  comment "$scratch/$name.err"
+}
+
+step_s=$SECONDS
+cached make-root
+check "tests/trixie/make-root makes the Debian 13 root" test "$made_rc" -eq 0
+[[ $made_rc -eq 0 ]] || done_testing
+root=$made
+
+# The packages of this tree.
+key=$("$here/source-key" "$CSWAP_SOURCE_ROOT")
+debs=$CSWAP_BUILD_ROOT/trixie-debs
+if [[ $(cat "$debs/source-key" 2>/dev/null) != "$key" ]]; then
+  echo "# no packages of this tree ($key) in $debs: the trixie test's package suite builds them"
+  CSWAP_TRIXIE_SUITES=package "$here/test-trixie.sh" >"$scratch/trixie.tap" 2>&1
+  grep '^not ok' "$scratch/trixie.tap" | comment
+fi
+check "the Debian 13 packages of this tree ($key) are there" \
+  test "$(cat "$debs/source-key" 2>/dev/null)" = "$key"
+[[ $status -eq 0 ]] || done_testing
+
+cached make-vm-image "$root" "$debs"/*.deb
+check "tests/trixie/make-vm-image makes the machine's disk" test "$made_rc" -eq 0
+[[ $made_rc -eq 0 ]] || done_testing
+read -r kernel_root image <<<"$made"
+kernel=$(ls "$kernel_root"/boot/vmlinuz-* | head -1)
+kver=${kernel#"$kernel_root"/boot/vmlinuz-}
+echo "# the root, the kernel and the disk: $((SECONDS - step_s)) s ($kver, $image)"
+
+# The machine's disk: a copy of the image, which both boots write to.
+disk=$scratch/disk.img
+cp --sparse=always "$image" "$disk"
+
+# boot N: boots the machine once, its results in $scratch/bootN.
+boot () {
+  local dir=$scratch/boot$1 start_s=$SECONDS
+  mkdir -p "$dir"
+  cp "$here/guest-run" "$CSWAP_SOURCE_ROOT/bench/programs/fill-check.py" "$dir/"
+  "$here/../vm/cswap-vm" --system "$disk" --kernel-root "$kernel_root" --kernel "$kver" \
+    --build "$CSWAP_BUILD_ROOT" \
+    --mem "$mem_mib" --timeout "$timeout_s" --out "$dir" \
+    --kernel-args "cswapvm.boot=$1" >"$dir/vm.log" 2>&1
+  vm_rc=$?
+  [[ $vm_rc -ne 77 ]] || skip "$(grep 'skipped:' "$dir/vm.log" | head -1)"
+  comment "$dir/vm.log"
+  echo "# boot $1: $((SECONDS - start_s)) s, from qemu's start to its exit"
+}
+
+# console_has N PATTERN: boot N's console has a line matching PATTERN
+# (an extended regular expression), shown as a comment.
+console_has () {
+  local console=$scratch/boot$1/console.log lines
+  [[ -s $console ]] || return 0
+  lines=$(grep -aE "$2" "$console") || return 1
+  comment <<<"$lines"
+}
+# console_clean N: boot N's console has no hung task, no job that timed
+# out, no unit that failed to start, no ordering cycle systemd broke.
+console_clean () {
+  not console_has "$1" 'blocked for more than|timed out|Timed out|Failed to (start|mount)|Failed unmounting|ordering cycle'
+}
+# swaps_clean N: no swap unit failed to stop at boot N's shutdown.  TODO
+# while /proc/swaps names the ladder's first step "/loop0" (a /dev mount
+# it cannot reach; cause not known): systemd's loop0.swap then fails to
+# swapoff "/loop0", and cswap's own detach swaps the device off after it.
+swaps_clean () {
+  not console_has "$1" 'Failed deactivating swap'
+}
+# todo_check NAME COMMAND…: a check known to fail for the reason given
+# in NAME: shown, as TAP's TODO, without failing the test.
+todo_check () {
+  local name=$1
+  shift
+  n=$((n + 1))
+  if "$@"; then
+    echo "ok $n - $name"
+  else
+    echo "not ok $n - $name"
+  fi
+}
+
+# result N NAME: a result boot N wrote.
+result () { cat "$scratch/boot$1/$2" 2>/dev/null; }
+swap_on () { grep -q '^/dev/loop' "$scratch/boot$1/swaps"; }
+
+# ------------------------------------------------------- first boot ----
+boot 1
+check "boot 1: the machine powered off within ${timeout_s}s" test "$vm_rc" -eq 0
+check "boot 1: the test ran to its end" test "$(result 1 finished)" = yes
+comment "$scratch/boot1/guest-run.log" 2>/dev/null
+check "boot 1: the system is up, no unit failed ($(result 1 system-state))" \
+  eval 'test "$(result 1 system-state)" = running && test -z "$(result 1 failed-units)"'
+check "boot 1: cswap.service is active" test "$(result 1 cswap-active)" = active
+comment "$scratch/boot1/swaps" 2>/dev/null
+check "boot 1: swap is on from the unit (a loop device in /proc/swaps)" swap_on 1
+comment "$scratch/boot1/cswapctl.out" 2>/dev/null
+check "boot 1: cswapctl shows the device" \
+  eval 'test "$(result 1 cswapctl.rc)" = 0 && grep -q "^/dev/loop" "$scratch/boot1/cswapctl.out"'
+comment "$scratch/boot1/cswap-status.out" 2>/dev/null
+check "boot 1: cswap status says the device is active" \
+  eval 'test "$(result 1 cswap-status.rc)" = 0 && grep -q "^cswap: active: /dev/loop" "$scratch/boot1/cswap-status.out"'
+comment "$scratch/boot1/fill-check.out" "$scratch/boot1/swaps-peak" 2>/dev/null
+echo "# pages swapped out during fill-check: $(result 1 pswpout)"
+check "boot 1: fill-check at 1.5x MemTotal read every block back as written" \
+  eval 'test "$(result 1 fill-check.rc)" = 0 && grep -q "^fill-check: ok" "$scratch/boot1/fill-check.out"'
+check "boot 1: the workload swapped" test "$(result 1 pswpout || echo 0)" -gt 0
+check "boot 1: no hung task, time-out, failed start or ordering cycle on the console" console_clean 1
+todo_check "boot 1: no swap unit failed to stop # TODO systemd's loop0.swap: /proc/swaps says /loop0" swaps_clean 1
+# A first boot that did not end is not booted again.
+[[ $vm_rc -eq 0 ]] || done_testing
+
+# ------------------------------------------------------ second boot ----
+boot 2
+check "boot 2: the machine powered off within ${timeout_s}s" test "$vm_rc" -eq 0
+check "boot 2: the test ran to its end" test "$(result 2 finished)" = yes
+comment "$scratch/boot2/guest-run.log" 2>/dev/null
+
+# Boot 1's shutdown, from its journal: cswap.service's stop.
+journal=$scratch/boot2/journal-previous
+grep -E 'cswap' "$journal" 2>/dev/null | sed -n '/Stopping cswap/,$p' | comment
+stopped_by_exec_stop () {
+  grep -q 'Stopping cswap.service\|Stopping cswap compressed' "$journal" &&
+    grep -q 'cswap.service: Deactivated successfully' "$journal" &&
+    not grep -E 'cswap.service: (State .* timed out|Killing|Main process exited, code=killed|Failed)' "$journal"
+}
+check "boot 1's shutdown: cswap.service stopped by its ExecStop=, no time-out, no kill" \
+  stopped_by_exec_stop
+check "boot 2: the system is up, no unit failed ($(result 2 system-state))" \
+  eval 'test "$(result 2 system-state)" = running && test -z "$(result 2 failed-units)"'
+check "boot 2: cswap.service is active again" test "$(result 2 cswap-active)" = active
+check "boot 2: swap is on again from the unit" swap_on 2
+comment "$scratch/boot2/cswap-status.out" 2>/dev/null
+check "boot 2: cswap status says the device is active" \
+  eval 'test "$(result 2 cswap-status.rc)" = 0 && grep -q "^cswap: active: /dev/loop" "$scratch/boot2/cswap-status.out"'
+check "boot 2: no hung task, time-out, failed start or ordering cycle on the console" console_clean 2
+todo_check "boot 2: no swap unit failed to stop # TODO systemd's loop0.swap: /proc/swaps says /loop0" swaps_clean 2
+done_testing
