@@ -25,6 +25,20 @@ check () {                      # check NAME COMMAND...: ok if it succeeds
   fi
 }
 
+# todo_check NAME COMMAND...: a check known to fail, NAME ending in
+# "# TODO why": shown, and TAP counts its failure as expected, so it does
+# not fail the test.
+todo_check () {
+  local name=$1
+  shift
+  n=$((n + 1))
+  if "$@"; then
+    echo "ok $n - $name"
+  else
+    echo "not ok $n - $name"
+  fi
+}
+
 # exits CODE PATTERN COMMAND...: COMMAND exits with CODE and says PATTERN
 # (on standard output or error); its first lines go to the log.
 exits () {

@@ -130,19 +130,6 @@ console_clean () {
 swaps_clean () {
   not console_has "$1" 'Failed deactivating swap'
 }
-# todo_check NAME COMMAND…: a check known to fail for the reason given
-# in NAME: shown, as TAP's TODO, without failing the test.
-todo_check () {
-  local name=$1
-  shift
-  n=$((n + 1))
-  if "$@"; then
-    echo "ok $n - $name"
-  else
-    echo "not ok $n - $name"
-  fi
-}
-
 # result N NAME: a result boot N wrote.
 result () { cat "$scratch/boot$1/$2" 2>/dev/null; }
 swap_on () { grep -q '^/dev/loop' "$scratch/boot$1/swaps"; }
