@@ -25,13 +25,15 @@ smaps_undumped_rss_kb () {
 # anonymous pages, resident or in swap, or could (private and writable),
 # and is not locked (VmFlags without lo): "ANONYMOUS_KB SWAP_KB PERMS
 # PATH".  Such a page can only go to swap, which for a cswap daemon may
-# be the device it serves itself.
+# be the device it serves itself.  Not a droppable mapping (dp, Linux
+# 6.11): glibc 2.41's getrandom state (Debian 13), which mlock skips and
+# reclaim frees instead of swapping (seen in the trixie chroot on 6.18).
 smaps_unlocked_private () {
   awk '
     /^[0-9a-f]+-[0-9a-f]+ / { perms = $2; path = NF >= 6 ? $6 : "[anonymous]"; next }
     $1 == "Anonymous:" { anon = $2 }
     $1 == "Swap:" { swap = $2 }
-    $1 == "VmFlags:" && (anon > 0 || swap > 0 || perms ~ /w.p/) && !/ lo( |$)/ {
+    $1 == "VmFlags:" && (anon > 0 || swap > 0 || perms ~ /w.p/) && !/ lo( |$)/ && !/ dp( |$)/ {
       print anon, swap, perms, path
     }
   ' "/proc/$1/smaps"
