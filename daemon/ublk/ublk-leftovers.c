@@ -100,35 +100,46 @@ delete_one (struct ublk_control *control, uint32_t dev_id)
 int
 ublk_delete_dead (int count, char *const ids[])
 {
-  struct ublk_control *control;
+  struct ublk_control *control = NULL;
+  uint32_t *dev_ids;
   const char *why;
-  int64_t dev_id;
-  int status = EXIT_SUCCESS;
+  int status = EXIT_FAILURE;
 
   if (count == 0) {
     fprintf (stderr, "%s: --delete-dead: no device number given\n",
              PROGRAM_NAME);
     return EXIT_FAILURE;
   }
-  for (int i = 0; i < count; i++)
+  dev_ids = calloc (count, sizeof *dev_ids);
+  if (dev_ids == NULL) {
+    fprintf (stderr, "%s: calloc: %m\n", PROGRAM_NAME);
+    return EXIT_FAILURE;
+  }
+  for (int i = 0; i < count; i++) {
+    int64_t dev_id;
+
     if (parse_int64 (ids[i], 0, UINT32_MAX - 1, &dev_id, &why) == -1) {
       fprintf (stderr, "%s: --delete-dead: %s: %s\n", PROGRAM_NAME, ids[i],
                why);
-      return EXIT_FAILURE;
+      goto out;
     }
+    dev_ids[i] = dev_id;
+  }
   control = ublk_control_open (&why);
   if (control == NULL) {
     /* No driver: no device to delete. */
     if (errno == ENOENT)
-      return EXIT_SUCCESS;
-    fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
-    return EXIT_FAILURE;
+      status = EXIT_SUCCESS;
+    else
+      fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
+    goto out;
   }
-  for (int i = 0; i < count; i++) {
-    parse_int64 (ids[i], 0, UINT32_MAX - 1, &dev_id, &why);
-    if (delete_one (control, dev_id) == -1)
+  status = EXIT_SUCCESS;
+  for (int i = 0; i < count; i++)
+    if (delete_one (control, dev_ids[i]) == -1)
       status = EXIT_FAILURE;
-  }
   ublk_control_close (control);
+ out:
+  free (dev_ids);
   return status;
 }
