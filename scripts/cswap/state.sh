@@ -51,11 +51,12 @@ daemon_alive ()
 
 # is_swap DEV: DEV is an active swap device.  /proc/swaps names a device
 # by the path it was opened at, as seen from the reader's root; one
-# opened through a /dev mount the reader cannot reach is named from that
-# mount down ("/loop0" for /dev/loop0: under systemd 257 on Debian 13,
-# the step cswap.service's attach swapped on, seconds later).  Missing
-# it, detach took the device down while it was still swap, and every
-# page on it was lost at shutdown (tests/trixie/test-trixie-vm.sh).
+# opened through a /dev mount no reader can reach is named from that
+# mount down ("/loop0" for /dev/loop0: a step an older cswap.service's
+# attach swapped on in its own mount namespace, before machine_swapon in
+# device.sh).  Missing it, detach took the device down while it was
+# still swap, and every page on it was lost at shutdown
+# (tests/trixie/test-trixie-vm.sh).
 is_swap ()
 {
   local real
