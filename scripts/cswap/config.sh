@@ -22,10 +22,13 @@ read_config ()
   remote_tlshostname=
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
-    line=$(sed -E 's/(^|[[:space:]])#.*//' <<<"$line")
+    uncommented "$line"
+    line=$REPLY
     [[ $line == *=* ]] || continue
-    key=$(sed -E 's/^[[:space:]]+|[[:space:]]+$//g' <<<"${line%%=*}")
-    value=$(sed -E 's/^[[:space:]]+|[[:space:]]+$//g' <<<"${line#*=}")
+    trimmed "${line%%=*}"
+    key=$REPLY
+    trimmed "${line#*=}"
+    value=$REPLY
     case $key in
       frontend) frontend=$value ;;
       priority) priority=$value ;;
@@ -46,6 +49,33 @@ read_config ()
   resolve_frontend
   [[ $ladder_online != auto ]] || ladder_online=$(auto_ladder_online)
   [[ $ladder_floor != auto ]] || ladder_floor=$(auto_ladder_floor)
+}
+
+# uncommented LINE: LINE less its comment (from a # at its start or after
+# a blank), in REPLY.  This and trimmed are bash alone: every command
+# reads the configuration, and under qemu's TCG the three seds a line
+# cost made up much of cswap.service's start (tests/trixie/test-trixie-vm.sh).
+uncommented ()
+{
+  local rest=$1 before
+  REPLY=
+  while [[ $rest == *'#'* ]]; do
+    before=${rest%%'#'*}
+    if [[ -z $REPLY$before || $before == *[[:space:]] ]]; then
+      REPLY+=$before
+      return
+    fi
+    REPLY+=$before'#'
+    rest=${rest#*'#'}
+  done
+  REPLY+=$rest
+}
+
+# trimmed TEXT: TEXT without its leading and trailing blanks, in REPLY.
+trimmed ()
+{
+  REPLY=${1#"${1%%[![:space:]]*}"}
+  REPLY=${REPLY%"${REPLY##*[![:space:]]}"}
 }
 
 # auto_ladder_floor: what ladder-floor = auto means: min(RAM / 2, 4 GiB),

@@ -130,6 +130,27 @@ attach_device ()
   return 0
 }
 
+# machine_swapon ARG…: swapon ARG… in the machine's mount namespace,
+# PID 1's.  The kernel keeps the path swapon opened, mount and all, and
+# /proc/swaps shows it as seen from the reader's root.  cswap.service's
+# commands each run in a mount namespace of their own (its sandbox; an
+# ExecStartPost=+ command too, under systemd 257), which goes when the
+# command exits; its /dev mount, detached then, is named from itself
+# down.  So the step `cswap attach` turned on was "/loop0" for every
+# reader: systemd made a loop0.swap of it, which failed to stop at
+# shutdown, the daemon's follower, not finding the step by that name,
+# tried to swap it on again every 10 s, and `cswap detach` took it for
+# no swap (tests/trixie/test-trixie-vm.sh).  (The follower's own swapons
+# name the daemon's /dev, whose namespace lasts as long as the daemon.)
+machine_swapon ()
+{
+  if [[ -e /proc/1/ns/mnt && ! /proc/self/ns/mnt -ef /proc/1/ns/mnt ]]; then
+    nsenter --mount=/proc/1/ns/mnt -- swapon "$@"
+  else
+    swapon "$@"
+  fi
+}
+
 # swapoff DEV, bounded by $timeout_s; retried, since it fails with ENOMEM
 # while a process holding swapped pages is still dying.  Returns 0 if DEV
 # is not swap (any more).

@@ -86,7 +86,7 @@ ladder_priority ()
 # ladder.
 swap_on_ladder ()
 {
-  swapon --discard=pages -p "$(ladder_priority "$1")" "${devices[$1]}"
+  machine_swapon --discard=pages -p "$(ladder_priority "$1")" "${devices[$1]}"
 }
 
 # following: the recorded ladder is the daemon's to follow.

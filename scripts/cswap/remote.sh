@@ -83,7 +83,7 @@ remote_attach ()
     remote_detach
     return 1
   fi
-  if ! swapon --discard=pages -p "$1" "$dev"; then
+  if ! machine_swapon --discard=pages -p "$1" "$dev"; then
     warn "remote: swapon $dev failed"
     remote_detach
     return 1

@@ -6,18 +6,37 @@
 # when meson builds the script, so it runs with the script's variables
 # and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
 
-# state_get KEY: the value recorded for KEY, or nothing.
+# The state's lines but KEY's, as the array state_lines.  In bash alone,
+# as state_get is: cswap.service's attach reads the state some 20 times,
+# and under qemu's TCG each sed or grep it started cost about half a
+# second of the unit's start (tests/trixie/test-trixie-vm.sh).
+state_lines_but ()
+{
+  local line
+  state_lines=()
+  [[ -r $state_file ]] || return 0
+  while IFS= read -r line || [[ -n $line ]]; do
+    [[ $line == "$1="* ]] || state_lines+=("$line")
+  done <"$state_file"
+}
+
+# state_get KEY: the value recorded for KEY (the last one), or nothing.
 state_get ()
 {
+  local line value found=
   [[ -r $state_file ]] || return 0
-  sed -n "s/^$1=//p" "$state_file" | tail -n 1
+  while IFS= read -r line || [[ -n $line ]]; do
+    [[ $line == "$1="* ]] && value=${line#"$1="} found=1
+  done <"$state_file"
+  [[ -z $found ]] || printf '%s\n' "$value"
 }
 
 # state_set KEY VALUE: records KEY (replacing an earlier value).
 state_set ()
 {
-  local tmp=$state_file.tmp
-  { [[ -r $state_file ]] && grep -v "^$1=" "$state_file"; echo "$1=$2"; } >"$tmp" \
+  local tmp=$state_file.tmp state_lines
+  state_lines_but "$1"
+  { [[ ${#state_lines[@]} -eq 0 ]] || printf '%s\n' "${state_lines[@]}"; echo "$1=$2"; } >"$tmp" \
     && mv -f "$tmp" "$state_file"
 }
 
@@ -51,11 +70,12 @@ daemon_alive ()
 
 # is_swap DEV: DEV is an active swap device.  /proc/swaps names a device
 # by the path it was opened at, as seen from the reader's root; one
-# opened through a /dev mount the reader cannot reach is named from that
-# mount down ("/loop0" for /dev/loop0: under systemd 257 on Debian 13,
-# the step cswap.service's attach swapped on, seconds later).  Missing
-# it, detach took the device down while it was still swap, and every
-# page on it was lost at shutdown (tests/trixie/test-trixie-vm.sh).
+# opened through a /dev mount no reader can reach is named from that
+# mount down ("/loop0" for /dev/loop0: a step an older cswap.service's
+# attach swapped on in its own mount namespace, before machine_swapon in
+# device.sh).  Missing it, detach took the device down while it was
+# still swap, and every page on it was lost at shutdown
+# (tests/trixie/test-trixie-vm.sh).
 is_swap ()
 {
   local real
