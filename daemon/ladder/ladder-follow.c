@@ -88,6 +88,7 @@ struct ladder {
 
   atomic_bool following;        /* read by the write path */
   atomic_bool stopping;         /* tells the follower to end */
+  atomic_bool stood_aside;      /* it ended: another swapped a step off */
   _Atomic uint64_t written_bytes;
   _Atomic uint64_t swapons, swapoffs, swap_errors;
 };
@@ -228,17 +229,17 @@ swap_step_on (struct ladder *l, struct ladder_step *s)
  * Only once swapoff(2) of the held device succeeded is its window swap
  * no more, and only then may its pages go.
  */
-static void
+static bool
 swap_step_off (struct ladder *l, struct ladder_step *s)
 {
   char path[FD_PATH_BYTES];
 
   if (!step_still_checked (l, s, "swapoff"))
-    return;
+    return false;
   fd_path (s->fd, path);
   if (swapoff (path) == -1) {
     step_failed (l, s, "swapoff", strerrordesc_np (errno));
-    return;
+    return false;
   }
   atomic_fetch_add (&l->swapoffs, 1);
   /* Not once told to stop: a follower ladder_shut gave up on may be
@@ -247,6 +248,7 @@ swap_step_off (struct ladder *l, struct ladder_step *s)
   if (!atomic_load (&l->stopping))
     store_zero (l->store, s->length_bytes - CSWAP_PAGE_SIZE,
                 s->offset_bytes + CSWAP_PAGE_SIZE);
+  return true;
 }
 
 /* Until LADDER_WAKE_BYTES more are written, LADDER_IDLE_MS pass, or
@@ -265,24 +267,57 @@ wait_for_writes (struct ladder *l)
   }
 }
 
+/* Whether a step the follower saw online is off now though it did not
+ * swap it off: another process did (systemd stopping its swap units at
+ * shutdown, beside cswap.service; an administrator).  The follower then
+ * stands aside rather than fight it: at shutdown it swapped steps on
+ * again as fast as systemd took them off, and systemd failed to stop
+ * them (tests/trixie/test-trixie-vm.sh).  Until `ladder stop` and
+ * `ladder follow` again (`cswap up`, a refused `cswap down`).
+ */
+static bool
+swapped_off_elsewhere (struct ladder *l, const bool *was_online,
+                       const struct ladder_step_view *views)
+{
+  for (unsigned i = 0; i < l->count; i++)
+    if (was_online[i] && !views[i].online) {
+      fprintf (stderr, "%s: ladder: %s was swapped off by another process: "
+               "the daemon no longer swaps steps on or off (cswap up "
+               "resumes it)\n", program_invocation_short_name,
+               l->steps[i].device);
+      return true;
+    }
+  return false;
+}
+
 static void *
 follow (void *arg)
 {
   struct ladder *l = arg;
   struct ladder_step_view views[LADDER_MAX_STEPS];
+  bool was_online[LADDER_MAX_STEPS] = { false };
 
   memory_safety_mark_io_thread ();
   while (!atomic_load (&l->stopping)) {
     struct ladder_action a = { LADDER_KEEP, 0 };
 
-    if (read_views (l, views, monotonic_ns ()) == 0)
+    if (read_views (l, views, monotonic_ns ()) == 0) {
+      if (swapped_off_elsewhere (l, was_online, views)) {
+        atomic_store (&l->following, false);
+        atomic_store (&l->stood_aside, true);
+        break;
+      }
+      for (unsigned i = 0; i < l->count; i++)
+        was_online[i] = views[i].online;
       a = ladder_decide (views, l->count, l->headroom_bytes, l->floor_bytes);
+    }
     switch (a.verb) {
     case LADDER_SWAP_ON:
       swap_step_on (l, &l->steps[a.step]);
       break;
     case LADDER_SWAP_OFF:
-      swap_step_off (l, &l->steps[a.step]);
+      if (swap_step_off (l, &l->steps[a.step]))
+        was_online[a.step] = false;
       break;
     case LADDER_KEEP:
       wait_for_writes (l);
@@ -317,6 +352,7 @@ start_follower (struct ladder *l)
   int err;
 
   atomic_store (&l->stopping, false);
+  atomic_store (&l->stood_aside, false);
   atomic_store (&l->following, true);
   pthread_attr_init (&attr);
   pthread_attr_setstacksize (&attr, FOLLOWER_STACK_BYTES);
@@ -582,11 +618,13 @@ show (struct ladder *l, struct json *reply)
 {
   struct ladder_step_view views[LADDER_MAX_STEPS];
   bool known = read_views (l, views, monotonic_ns ()) == 0;
+  bool following = l->follower_running && !atomic_load (&l->stood_aside);
 
-  json_bool (reply, "following", l->follower_running);
-  json_uint (reply, "headroom_bytes", l->follower_running ? l->headroom_bytes
-                                                          : 0);
-  json_uint (reply, "floor_bytes", l->follower_running ? l->floor_bytes : 0);
+  json_bool (reply, "following", following);
+  /* The follower ended: a step was swapped off by another process. */
+  json_bool (reply, "stood_aside", atomic_load (&l->stood_aside));
+  json_uint (reply, "headroom_bytes", following ? l->headroom_bytes : 0);
+  json_uint (reply, "floor_bytes", following ? l->floor_bytes : 0);
   json_uint (reply, "free_bytes",
              known ? ladder_free_bytes (views, l->count) : 0);
   json_array_begin (reply, "steps");
@@ -653,7 +691,8 @@ read_numbers (void *arg, uint64_t *values)
   struct ladder_step_view views[LADDER_MAX_STEPS];
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&l->lock);
 
-  values[0] = l->follower_running && read_views (l, views, 0) == 0
+  values[0] = l->follower_running && !atomic_load (&l->stood_aside)
+    && read_views (l, views, 0) == 0
     ? online_count (views, l->count) : 0;
   values[1] = atomic_load (&l->swapons);
   values[2] = atomic_load (&l->swapoffs);

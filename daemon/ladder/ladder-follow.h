@@ -59,6 +59,12 @@
  * swapoff that fails makes its step rest for LADDER_REST_MS (the policy
  * passes over it: the next step down gives the room instead).
  *
+ * A step another process swaps off (systemd stopping its swap units at
+ * shutdown, an administrator) makes the follower stand aside: it logs
+ * the step, ends, and `ladder` says "stood_aside", until `ladder stop`
+ * and `ladder follow` (cswap up).  Fighting it, it swapped steps on again
+ * as fast as systemd took them off at shutdown.
+ *
  * Locking: ladder->lock, a leaf (common/lock-order.h), guards the steps,
  * the headroom and the follower's start and stop; every control command
  * holds it.  The follower takes no lock: while it runs, the steps and the
