@@ -18,7 +18,10 @@
 # Then a refused down: a holder in a memory cgroup with its OOM killer
 # off keeps pages in three or four steps, swapoff fails, and `cswap down`
 # exits 4 with those steps online again and the daemon following again;
-# once the holder is gone the extra steps go off, and `cswap down` leaves
+# once the holder is gone the extra steps go off.  Then the follower,
+# given a floor that keeps two steps on, stands aside when another
+# process swaps step 1 off: the step stays off, `ladder` says so, the
+# log names it.  `cswap down` then leaves
 # no swap, loop device, mount, daemon or state.
 # Not tighter: in a 40 MiB group, 112 MiB of workload thrashing for 8 s
 # were OOM-killed in 3 of 6 runs with follow and in none of 3 with all,
@@ -207,6 +210,29 @@ stop_holder
 wait_for '[[ $(online_steps) -eq 1 ]]' 30
 check "the holder gone, the extra steps went off again ($(online_steps) online)" \
   test "$(online_steps)" -eq 1
+
+# ---- another process swaps a step off: the follower stands aside ----
+# The ladder handed over again with a floor of 20M, above the first
+# step, so that the follower keeps two steps online; then step 1 swapped
+# off by hand, as systemd stops its swap units at shutdown beside
+# cswap.service.  A follower that fought it swapped the step on again
+# within a second (its idle look), and systemd failed to stop the unit.
+read -ra windows <<<"$(state_get windows)"
+"${ctl[@]}" ladder stop >/dev/null
+for i in "${!devs[@]}"; do
+  "${ctl[@]}" ladder add "${devs[$i]}" "${windows[$i]%:*}" "${windows[$i]#*:}" $((42 - i)) >/dev/null
+done
+"${ctl[@]}" ladder follow 6M 20M >/dev/null
+wait_for '[[ -n $(used_kib "${devs[1]}") ]]' 10
+check "with a floor of 20M the follower swapped step 1 on" test -n "$(used_kib "${devs[1]}")"
+swapoff "${devs[1]}"
+sleep 3                         # three of the follower's idle looks
+check "step 1, swapped off by another process, stays off" test -z "$(used_kib "${devs[1]}")"
+ladder_json=$("${ctl[@]}" --json ladder)
+check "cswapctl ladder: the follower stood aside" \
+  eval '[[ $(jq -r .stood_aside <<<"$ladder_json") == true && $(jq -r .following <<<"$ladder_json") == false ]]'
+check "the daemon's log names the step" \
+  grep -q "ladder: ${devs[1]} was swapped off by another process" "$CSWAP_STATE_DIR/daemon.log"
 
 "${cswap[@]}" --timeout 120 down >"$CLEANUP_DIR/down.out" 2>&1
 status=$?
