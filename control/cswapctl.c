@@ -215,6 +215,9 @@ print_ladder (const struct target *targets, size_t count)
       }
       putchar ('\n');
     }
+    else if (json_object_get_boolean (member (r, "stood_aside")))
+      printf ("not following: a step was swapped off by another process "
+              "(cswap up resumes it)\n");
     else
       printf ("not following (ladder-online = all, or not handed a "
               "ladder)\n");

@@ -231,6 +231,8 @@ check "step 1, swapped off by another process, stays off" test -z "$(used_kib "$
 ladder_json=$("${ctl[@]}" --json ladder)
 check "cswapctl ladder: the follower stood aside" \
   eval '[[ $(jq -r .stood_aside <<<"$ladder_json") == true && $(jq -r .following <<<"$ladder_json") == false ]]'
+check "cswapctl ladder says why it no longer follows" \
+  eval '"${ctl[@]}" ladder | grep -q "^not following: a step was swapped off by another process"'
 check "the daemon's log names the step" \
   grep -q "ladder: ${devs[1]} was swapped off by another process" "$CSWAP_STATE_DIR/daemon.log"
 
