@@ -579,6 +579,23 @@ recover_device (struct ublk_control *control, struct served_device *d,
 
   d->char_fd = -1;
   snprintf (d->path, sizeof d->path, UBLK_BLOCK_PATH_FORMAT, dev_id);
+  /* Checked before the recovery starts, which cannot be undone. */
+  r = ublk_control_get_info (control, dev_id, &d->info);
+  if (r == 0)
+    r = ublk_control_get_params (control, dev_id, &params);
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: GET_DEV_INFO or GET_PARAMS: %s\n", PROGRAM_NAME,
+             d->path, strerror (-r));
+    return -1;
+  }
+  if ((params.basic.dev_sectors << 9) != d->length_bytes
+      || params.basic.logical_bs_shift != 12
+      || !(d->info.flags & UBLK_F_USER_COPY)) {
+    fprintf (stderr, "%s: %s is not a cswap-ublk device of %llu bytes "
+             "(its windows changed?): not taken over\n", PROGRAM_NAME,
+             d->path, (unsigned long long) d->length_bytes);
+    return -1;
+  }
   for (int waited_ms = 0;; waited_ms += 10) {
     r = ublk_control_get_info (control, dev_id, &d->info);
     if (r < 0) {
@@ -611,22 +628,15 @@ recover_device (struct ublk_control *control, struct served_device *d,
         return -1;
       }
     }
-    if (waited_ms >= RECOVERY_WAIT_MS)
+    if (waited_ms >= RECOVERY_WAIT_MS) {
+      r = -EBUSY;               /* never quiesced, or never released */
       break;
+    }
     nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
   }
   if (r < 0) {
     fprintf (stderr, "%s: %s: START_USER_RECOVERY: %s\n", PROGRAM_NAME,
              d->path, strerror (-r));
-    return -1;
-  }
-  r = ublk_control_get_params (control, dev_id, &params);
-  if (r < 0 || (params.basic.dev_sectors << 9) != d->length_bytes
-      || params.basic.logical_bs_shift != 12
-      || !(d->info.flags & UBLK_F_USER_COPY)) {
-    fprintf (stderr, "%s: %s is not a cswap-ublk device of %llu bytes "
-             "(its windows changed?): not taken over\n", PROGRAM_NAME,
-             d->path, (unsigned long long) d->length_bytes);
     return -1;
   }
   d->lost = lost_pages_create (d->length_bytes / CSWAP_PAGE_SIZE);
