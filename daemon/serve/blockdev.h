@@ -11,7 +11,11 @@
  *     the transport's receive and reply);
  *   - a write's result, passed to the full warning (full-warning.h), and
  *     its length to the ladder's follower (ladder_note_write: swap fills
- *     by writes).
+ *     by writes);
+ *   - on a device taken over from a killed daemon, its lost pages
+ *     (lost-pages.h): a read that starts on one fails with EIO, one that
+ *     reaches one is short (the kernel sends the rest again), and a
+ *     write, discard or zero of whole pages finds them again.
  * What differs stays in the front end: the FUSE file's fallocate modes
  * and EFBIG for a growing zero (fuse/device.c), an export's quota
  * (nbdkit/nbd-exports.h), ublk's user copy.
@@ -32,6 +36,7 @@
 #include <stdint.h>
 
 #include "ladder-follow.h"
+#include "lost-pages.h"
 #include "page.h"
 #include "store.h"
 
@@ -54,10 +59,12 @@ struct blockdev {
   struct ladder *ladder;        /* told of every write; NULL: none */
   uint64_t base_bytes;          /* where the window starts in the store */
   uint64_t size_bytes;          /* its length: the device's size */
+  struct lost_pages *lost;      /* by the window's pages; NULL: none */
 };
 
 /* Reads up to SIZE bytes at OFFSET into BUF: returns the bytes read
- * (short at the end of the window, 0 past it) or a negative errno.
+ * (short at the end of the window, 0 past it, short before a lost page)
+ * or a negative errno (-EIO when it starts on a lost page).
  */
 extern int64_t blockdev_read (const struct blockdev *bdev, void *buf,
                               size_t size, uint64_t offset);

@@ -32,6 +32,17 @@
  *    that task's io_uring_enter.
  *  - On STOP_DEV, or when the server's ring goes away, outstanding
  *    commands complete with UBLK_IO_RES_ABORT.
+ *  - User recovery (UBLK_F_USER_RECOVERY, 5.19 and later): a device
+ *    added with it outlives its server.  When the server dies the driver
+ *    keeps the disk and moves the device to QUIESCED, where requests wait
+ *    for a new server (with _REISSUE, those the dead one held are queued
+ *    again too), or, with UBLK_F_USER_RECOVERY_FAIL_IO (6.13 and later),
+ *    to FAIL_IO, where they fail at once.  A new server sends
+ *    START_USER_RECOVERY (EBUSY until the dead one's char device is
+ *    released), opens /dev/ublkcN, fetches every tag of every queue and
+ *    sends END_USER_RECOVERY with its PID: the disk is LIVE again and
+ *    the waiting requests reach it.  The parameters are the device's
+ *    still (GET_PARAMS reads them).
  */
 #ifndef CSWAP_UBLK_ABI_H
 #define CSWAP_UBLK_ABI_H
@@ -140,6 +151,9 @@ _Static_assert (offsetof (struct ublk_params, discard) == 40, "ublk ABI");
 #define UBLK_CMD_START_DEV 0x06
 #define UBLK_CMD_STOP_DEV 0x07
 #define UBLK_CMD_SET_PARAMS 0x08
+#define UBLK_CMD_GET_PARAMS 0x09
+#define UBLK_CMD_START_USER_RECOVERY 0x10
+#define UBLK_CMD_END_USER_RECOVERY 0x11
 #define UBLK_CMD_GET_FEATURES 0x13
 #define UBLK_IOCTL_CTRL(nr) _IOWR ('u', (nr), struct ublk_ctrl_cmd)
 #define UBLK_IOCTL_CTRL_R(nr) _IOR ('u', (nr), struct ublk_ctrl_cmd)
@@ -178,10 +192,12 @@ ublk_user_copy_offset (uint16_t qid, uint16_t tag)
 #define UBLK_F_UNPRIVILEGED_DEV (1ULL << 5)
 #define UBLK_F_CMD_IOCTL_ENCODE (1ULL << 6)
 #define UBLK_F_USER_COPY (1ULL << 7)
+#define UBLK_F_USER_RECOVERY_FAIL_IO (1ULL << 9)        /* 6.13 */
 
 #define UBLK_S_DEV_DEAD 0
 #define UBLK_S_DEV_LIVE 1
 #define UBLK_S_DEV_QUIESCED 2
+#define UBLK_S_DEV_FAIL_IO 3                            /* 6.13 */
 
 /* Request ops and flags (struct ublk_io_desc). */
 #define UBLK_IO_OP_READ 0

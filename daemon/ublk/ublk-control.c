@@ -24,7 +24,8 @@ encode (const struct ublk_control *control, unsigned op)
   if (!(control->features & UBLK_F_CMD_IOCTL_ENCODE))
     return op;
   /* GET_DEV_INFO and GET_FEATURES only read, as the driver declares them. */
-  if (op == UBLK_CMD_GET_FEATURES || op == UBLK_CMD_GET_DEV_INFO)
+  if (op == UBLK_CMD_GET_FEATURES || op == UBLK_CMD_GET_DEV_INFO
+      || op == UBLK_CMD_GET_PARAMS)
     return UBLK_IOCTL_CTRL_R (op);
   return UBLK_IOCTL_CTRL (op);
 }
@@ -169,4 +170,29 @@ ublk_control_get_info (struct ublk_control *control, uint32_t dev_id,
   memset (info, 0, sizeof *info);
   return device_command (control, UBLK_CMD_GET_DEV_INFO, dev_id, info,
                          sizeof *info, 0);
+}
+
+int
+ublk_control_get_params (struct ublk_control *control, uint32_t dev_id,
+                         struct ublk_params *params)
+{
+  memset (params, 0, sizeof *params);
+  params->len = sizeof *params;
+  return device_command (control, UBLK_CMD_GET_PARAMS, dev_id, params,
+                         sizeof *params, 0);
+}
+
+int
+ublk_control_start_recovery (struct ublk_control *control, uint32_t dev_id)
+{
+  return device_command (control, UBLK_CMD_START_USER_RECOVERY, dev_id, NULL,
+                         0, 0);
+}
+
+int
+ublk_control_end_recovery (struct ublk_control *control, uint32_t dev_id,
+                           pid_t server_pid)
+{
+  return device_command (control, UBLK_CMD_END_USER_RECOVERY, dev_id, NULL,
+                         0, (uint64_t) server_pid);
 }

@@ -44,5 +44,18 @@ extern int ublk_control_delete (struct ublk_control *control, uint32_t dev_id);
 /* What the driver knows of device DEV_ID into *INFO (-ENODEV: none). */
 extern int ublk_control_get_info (struct ublk_control *control,
                                   uint32_t dev_id, struct ublk_dev_info *info);
+/* Device DEV_ID's parameters into *PARAMS. */
+extern int ublk_control_get_params (struct ublk_control *control,
+                                    uint32_t dev_id,
+                                    struct ublk_params *params);
+/* User recovery of a device whose server died (ublk-abi.h): START (-EBUSY
+ * while the dead server's char device is still open), then, once every
+ * queue has fetched every tag, END with the new server's PID (blocks
+ * until they have).
+ */
+extern int ublk_control_start_recovery (struct ublk_control *control,
+                                        uint32_t dev_id);
+extern int ublk_control_end_recovery (struct ublk_control *control,
+                                      uint32_t dev_id, pid_t server_pid);
 
 #endif /* CSWAP_UBLK_CONTROL_H */

@@ -81,6 +81,14 @@ delete_one (struct ublk_control *control, uint32_t dev_id)
    * such an area cannot be swapped off.
    */
   proc_swaps_each (match_disk, &search);
+  if (search.found && (info.state == UBLK_S_DEV_QUIESCED
+                       || info.state == UBLK_S_DEV_FAIL_IO)) {
+    /* User recovery: a swapoff would wait for a server (6.12). */
+    fprintf (stderr, "%s: %s is still swap and waits for a new server: take "
+             "it over (cswap up, or cswap-ublk --recover %u), then swapoff "
+             "it: not deleted\n", PROGRAM_NAME, disk, dev_id);
+    return -1;
+  }
   if (search.found) {
     fprintf (stderr, "%s: %s is still swap (swapoff it first): not deleted\n",
              PROGRAM_NAME, disk);

@@ -10,6 +10,13 @@
  * file are, sharing one pool.  --device-list FILE writes their paths
  * there, one a line, once all serve (`cswap up` waits for it).
  *
+ * Devices are added with user recovery where the driver has it, so that
+ * a killed cswap-ublk's devices outlive it: --recover ID,… (one per
+ * window, same windows) takes them over instead of adding new ones.  Its
+ * store is new and empty, so every page of a device taken over starts
+ * lost: a read of one fails with EIO until the kernel writes, discards
+ * or zeroes it (lost-pages.h; doc/design.md, "ublk").
+ *
  * ublk (drivers/block/ublk_drv.c, Linux 6.0 and later; enabled in Debian
  * from 6.12) is a block device whose requests a userspace server answers
  * through io_uring: a request reaches the queue's thread as task work,
@@ -51,6 +58,7 @@
 #include "daemon-life.h"
 #include "blockdev.h"
 #include "options.h"
+#include "lost-pages.h"
 #include "parse.h"
 #include "ublk-control.h"
 #include "ublk-leftovers.h"
@@ -83,6 +91,8 @@ struct served_device {
   struct ublk_queues *queues;
   struct blockdev window;       /* the request layer over the window */
   char path[64];                /* /dev/ublkbN */
+  bool recovering;              /* taken over: END_USER_RECOVERY, not START_DEV */
+  struct lost_pages *lost;      /* the dead daemon's pages; NULL: none */
 };
 
 struct command_line {
@@ -93,6 +103,7 @@ struct command_line {
   int64_t dev_id;               /* -1: the driver picks (the first's) */
   const char *windows;          /* --windows, or NULL: the whole store */
   const char *device_list;      /* --device-list FILE, or NULL */
+  const char *recover;          /* --recover ID,…: devices to take over */
   bool print_size;
 };
 
@@ -117,6 +128,9 @@ usage (void)
           "                      (the ladder's steps), in that order\n"
           "    --device-list=FILE  Write the devices' paths to FILE once they\n"
           "                      serve, one a line\n"
+          "    --recover=ID,…    Take over the devices a killed cswap-ublk left\n"
+          "                      (one per window, same windows) instead of\n"
+          "                      adding new ones; their old pages read as EIO\n"
           "    --print-size      Print the store's size in bytes, exit\n"
           "    --features        Print what the kernel's ublk driver has, exit\n"
           "    --delete-dead N…  Delete the devices N… a killed cswap-ublk\n"
@@ -142,6 +156,10 @@ take_option (struct command_line *cl, const char *key, const char *value)
   }
   if (strcmp (key, "device-list") == 0) {
     cl->device_list = value;
+    return 0;
+  }
+  if (strcmp (key, "recover") == 0) {
+    cl->recover = value;
     return 0;
   }
   if (strcmp (key, "queues") == 0 || strcmp (key, "depth") == 0
@@ -223,6 +241,37 @@ parse_command_line (int argc, char *argv[], struct command_line *cl)
   return 0;
 }
 
+/* The user-recovery flags devices are added with, from the driver's
+ * FEATURES (doc/design.md, "ublk": why this order).  Where the driver
+ * can fail I/O while no server runs (FAIL_IO, 6.13), it does: for swap
+ * that loses nothing more than waiting would (the dead daemon's pages
+ * are gone either way, and the kernel keeps a page whose swap-out failed
+ * in memory, dirty, and writes it again later) and nothing waits for a
+ * server nobody starts.  Without it (6.12) I/O waits for a new server,
+ * and the requests the dead one held are sent again (REISSUE): without
+ * recovery the driver deletes the disk under the swap area, which then
+ * stays until the next boot.
+ */
+static uint64_t
+recovery_flags (uint64_t features)
+{
+  if (!(features & UBLK_F_USER_RECOVERY))
+    return 0;
+  if (features & UBLK_F_USER_RECOVERY_FAIL_IO)
+    return UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_FAIL_IO;
+  return UBLK_F_USER_RECOVERY
+         | (features & UBLK_F_USER_RECOVERY_REISSUE);
+}
+
+/* What a device added with FLAGS does with I/O while no server runs. */
+static const char *
+recovery_mode (uint64_t flags)
+{
+  if (!(flags & UBLK_F_USER_RECOVERY))
+    return "none";
+  return flags & UBLK_F_USER_RECOVERY_FAIL_IO ? "fail-io" : "queue";
+}
+
 /* cswap-ublk --features: what the running kernel's driver has, as
  * key=value lines; exit 0, or 1 where there is no driver.
  */
@@ -242,6 +291,12 @@ print_features (void)
   printf ("ublk_user_copy=%s\n", features & UBLK_F_USER_COPY ? "yes" : "no");
   printf ("ublk_user_recovery=%s\n",
           features & UBLK_F_USER_RECOVERY ? "yes" : "no");
+  printf ("ublk_user_recovery_reissue=%s\n",
+          features & UBLK_F_USER_RECOVERY_REISSUE ? "yes" : "no");
+  printf ("ublk_user_recovery_fail_io=%s\n",
+          features & UBLK_F_USER_RECOVERY_FAIL_IO ? "yes" : "no");
+  printf ("ublk_recovery_mode=%s\n",
+          recovery_mode (recovery_flags (features)));
   printf ("ublk_ioctl_encode=%s\n",
           features & UBLK_F_CMD_IOCTL_ENCODE ? "yes" : "no");
   ublk_control_close (control);
@@ -287,7 +342,8 @@ open_char_device (uint32_t dev_id)
   snprintf (path, sizeof path, UBLK_CHAR_PATH_FORMAT, dev_id);
   for (int waited_ms = 0; waited_ms <= CHAR_DEVICE_WAIT_MS; waited_ms += 10) {
     fd = open (path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0 || errno != ENOENT)
+    /* EBUSY: a dead server's descriptor not yet released. */
+    if (fd >= 0 || (errno != ENOENT && errno != EBUSY))
       break;
     nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
   }
@@ -350,6 +406,40 @@ parse_windows (const char *spec, uint64_t store_bytes,
     return -1;
   }
   return count;
+}
+
+/* --recover's device numbers, one per window: 0, or -1 after saying why. */
+static int
+parse_recover_ids (const char *spec, uint32_t ids[MAX_WINDOWS], int count)
+{
+  char copy[256], *save = NULL;
+  int n = 0;
+
+  if (strlen (spec) >= sizeof copy) {
+    fprintf (stderr, "%s: --recover: too long\n", PROGRAM_NAME);
+    return -1;
+  }
+  strcpy (copy, spec);
+  for (char *id = strtok_r (copy, ",", &save); id; id = strtok_r (NULL, ",", &save)) {
+    int64_t number;
+    const char *why;
+
+    if (n == count) {
+      n++;
+      break;
+    }
+    if (parse_int64 (id, 0, UINT32_MAX - 1, &number, &why) == -1) {
+      fprintf (stderr, "%s: --recover: %s: %s\n", PROGRAM_NAME, id, why);
+      return -1;
+    }
+    ids[n++] = number;
+  }
+  if (n != count) {
+    fprintf (stderr, "%s: --recover: %s: one device number per window "
+             "(%d) expected\n", PROGRAM_NAME, spec, count);
+    return -1;
+  }
+  return 0;
 }
 
 /* The first of the COUNT DEVICES the kernel swaps to (a line of
@@ -439,7 +529,8 @@ add_device (struct ublk_control *control, struct served_device *d,
     .max_io_buf_bytes = BLOCKDEV_MAX_IO_BYTES,
     .dev_id = (uint32_t) dev_id,
     .flags = UBLK_F_USER_COPY
-             | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE),
+             | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE)
+             | recovery_flags (ublk_control_features (control)),
   };
   r = ublk_control_add (control, &d->info);
   if (r < 0) {
@@ -456,6 +547,106 @@ add_device (struct ublk_control *control, struct served_device *d,
     return -1;
   }
   d->char_fd = open_char_device (d->info.dev_id);
+  return d->char_fd == -1 ? -1 : 0;
+}
+
+/* How long a dead server's device may take to be ready for a new one:
+ * the driver quiesces it, and releases the dead server's char device,
+ * as the dead process's io_uring is torn down (work queued at its exit).
+ */
+#define RECOVERY_WAIT_MS 10000
+
+/* Whether device INFO waits for a new server. */
+static bool
+waits_for_server (const struct ublk_dev_info *info)
+{
+  return info->state == UBLK_S_DEV_QUIESCED
+         || info->state == UBLK_S_DEV_FAIL_IO;
+}
+
+/* Takes device DEV_ID over as D (its window set): checks it is a killed
+ * cswap-ublk's device of D's size, starts its user recovery and opens
+ * its char device; start_device ends the recovery.  Every page of it is
+ * lost.  0, or -1 after saying why, the device left as it was found
+ * (never stopped nor deleted: it may still be swap).
+ */
+static int
+recover_device (struct ublk_control *control, struct served_device *d,
+                uint32_t dev_id)
+{
+  struct ublk_params params;
+  int r = 0;
+
+  d->char_fd = -1;
+  snprintf (d->path, sizeof d->path, UBLK_BLOCK_PATH_FORMAT, dev_id);
+  /* Checked before the recovery starts, which cannot be undone. */
+  r = ublk_control_get_info (control, dev_id, &d->info);
+  if (r == 0)
+    r = ublk_control_get_params (control, dev_id, &params);
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: GET_DEV_INFO or GET_PARAMS: %s\n", PROGRAM_NAME,
+             d->path, strerror (-r));
+    return -1;
+  }
+  if ((params.basic.dev_sectors << 9) != d->length_bytes
+      || params.basic.logical_bs_shift != 12
+      || !(d->info.flags & UBLK_F_USER_COPY)) {
+    fprintf (stderr, "%s: %s is not a cswap-ublk device of %llu bytes "
+             "(its windows changed?): not taken over\n", PROGRAM_NAME,
+             d->path, (unsigned long long) d->length_bytes);
+    return -1;
+  }
+  for (int waited_ms = 0;; waited_ms += 10) {
+    r = ublk_control_get_info (control, dev_id, &d->info);
+    if (r < 0) {
+      fprintf (stderr, "%s: %s: GET_DEV_INFO: %s\n", PROGRAM_NAME, d->path,
+               strerror (-r));
+      return -1;
+    }
+    if (!(d->info.flags & UBLK_F_USER_RECOVERY)) {
+      fprintf (stderr, "%s: %s was added without user recovery: it cannot "
+               "be taken over (cswap-ublk --delete-dead %u)\n", PROGRAM_NAME,
+               d->path, dev_id);
+      return -1;
+    }
+    if (waits_for_server (&d->info)) {
+      r = ublk_control_start_recovery (control, dev_id);
+      if (r != -EBUSY)
+        break;
+    }
+    else if (d->info.state != UBLK_S_DEV_LIVE) {
+      fprintf (stderr, "%s: %s is stopped (state %u), not waiting for a "
+               "server: it cannot be taken over\n", PROGRAM_NAME, d->path,
+               d->info.state);
+      return -1;
+    }
+    else if (kill (d->info.ublksrv_pid, 0) == 0 || errno != ESRCH) {
+      /* LIVE with its server alive; or dying, not yet quiesced. */
+      if (waited_ms >= RECOVERY_WAIT_MS) {
+        fprintf (stderr, "%s: %s is served (pid %d): not taken over\n",
+                 PROGRAM_NAME, d->path, (int) d->info.ublksrv_pid);
+        return -1;
+      }
+    }
+    if (waited_ms >= RECOVERY_WAIT_MS) {
+      r = -EBUSY;               /* never quiesced, or never released */
+      break;
+    }
+    nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+  }
+  if (r < 0) {
+    fprintf (stderr, "%s: %s: START_USER_RECOVERY: %s\n", PROGRAM_NAME,
+             d->path, strerror (-r));
+    return -1;
+  }
+  d->lost = lost_pages_create (d->length_bytes / CSWAP_PAGE_SIZE);
+  if (d->lost == NULL) {
+    fprintf (stderr, "%s: %s: the lost-page map: %m\n", PROGRAM_NAME, d->path);
+    return -1;
+  }
+  d->window.lost = d->lost;
+  d->recovering = true;
+  d->char_fd = open_char_device (dev_id);
   return d->char_fd == -1 ? -1 : 0;
 }
 
@@ -476,19 +667,28 @@ start_device (struct ublk_control *control, struct served_device *d,
     fprintf (stderr, "%s: %s: %s: %m\n", PROGRAM_NAME, d->path, why);
     return -1;
   }
-  r = ublk_control_start (control, d->info.dev_id, getpid ());
+  if (d->recovering)
+    r = ublk_control_end_recovery (control, d->info.dev_id, getpid ());
+  else
+    r = ublk_control_start (control, d->info.dev_id, getpid ());
   if (r < 0) {
-    fprintf (stderr, "%s: %s: START_DEV: %s\n", PROGRAM_NAME, d->path,
-             strerror (-r));
+    fprintf (stderr, "%s: %s: %s: %s\n", PROGRAM_NAME, d->path,
+             d->recovering ? "END_USER_RECOVERY" : "START_DEV", strerror (-r));
     return -1;
   }
-  d->started = true;
-  fprintf (stderr, "%s: serving %s: bytes %llu to %llu of the store, "
-           "%u queues of %u, requests up to %u KiB\n", PROGRAM_NAME, d->path,
+  /* Ours now: stopped and deleted when the daemon stops. */
+  d->added = d->started = true;
+  fprintf (stderr, "%s: %s %s: bytes %llu to %llu of the store, "
+           "%u queues of %u, requests up to %u KiB, recovery %s\n",
+           PROGRAM_NAME, d->recovering ? "took over" : "serving", d->path,
            (unsigned long long) d->offset_bytes,
            (unsigned long long) (d->offset_bytes + d->length_bytes),
            d->info.nr_hw_queues, d->info.queue_depth,
-           d->info.max_io_buf_bytes / 1024);
+           d->info.max_io_buf_bytes / 1024, recovery_mode (d->info.flags));
+  if (d->recovering)
+    fprintf (stderr, "%s: %s: its pages were in the killed daemon's memory: "
+             "a read of one fails with EIO (its owner gets SIGBUS) until it "
+             "is written again\n", PROGRAM_NAME, d->path);
   return 0;
 }
 
@@ -512,6 +712,14 @@ remove_device (struct ublk_control *control, struct served_device *d)
     fprintf (stderr, "%s: %s: DEL_DEV: %s\n", PROGRAM_NAME, d->path,
              strerror (-r));
   d->added = d->started = false;
+  if (d->lost) {
+    fprintf (stderr, "%s: %s: taken over from a killed daemon: "
+             "lost_reads=%llu lost_pages_unwritten=%llu\n", PROGRAM_NAME,
+             d->path, (unsigned long long) lost_pages_reads_refused (d->lost),
+             (unsigned long long) lost_pages_left (d->lost));
+    lost_pages_destroy (d->lost);
+    d->lost = NULL;
+  }
 }
 
 /* The devices' paths into PATH, one a line, whole or not at all. */
@@ -543,6 +751,7 @@ main (int argc, char *argv[])
   struct command_line cl = { .depth = DEFAULT_DEPTH, .dev_id = -1 };
   struct daemon_life life = { .name = PROGRAM_NAME };
   struct served_device devices[MAX_WINDOWS];
+  uint32_t recover_ids[MAX_WINDOWS];
   struct ublk_control *control = NULL;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
   bool listed = false;
@@ -568,6 +777,8 @@ main (int argc, char *argv[])
   }
   count = parse_windows (cl.windows, cl.device.store.size_bytes, devices);
   if (count == -1)
+    return EXIT_FAILURE;
+  if (cl.recover && parse_recover_ids (cl.recover, recover_ids, count) == -1)
     return EXIT_FAILURE;
   if (cl.queues == 0) {
     long cpus = sysconf (_SC_NPROCESSORS_CONF);
@@ -617,8 +828,9 @@ main (int argc, char *argv[])
       .store = life.store, .base_bytes = devices[i].offset_bytes,
       .size_bytes = devices[i].length_bytes,
     };
-    if (add_device (control, &devices[i], &cl,
-                    cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
+    if (cl.recover ? recover_device (control, &devices[i], recover_ids[i]) == -1
+        : add_device (control, &devices[i], &cl,
+                      cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
       count = i + 1;            /* what remove_device must undo */
       goto out;
     }

@@ -96,6 +96,15 @@ swap_on_what ()
 cmd_detach ()
 {
   require_root "detach"
+  # The daemon killed (the unit's ExecStop= runs then too): a swapoff of
+  # its ublk devices would wait for a server for ever.  A new one takes
+  # them over, so that swapoff completes (its lost pages marked bad), and
+  # stops once they are off.
+  if [[ -e $state_file ]] && ! daemon_alive "$(state_get pid)" && recover_dead_daemon; then
+    detach || return $?
+    stop_daemon "$(state_get pid)"
+    return 0
+  fi
   detach
 }
 
@@ -184,7 +193,13 @@ cmd_up ()
   if [[ -e $state_file ]]; then
     daemon_alive "$pid" \
       && die $EXIT_FAILED "$state_file exists but the device is not fully up: run '$program down' first"
-    say "the daemon of the last 'up' (${pid:-no PID}) is gone: clearing what it left"
+    say "the daemon of the last 'up' (${pid:-no PID}) is gone"
+    if recover_dead_daemon; then
+      read_devices
+      say "up again: ${devices[*]}, daemon $(state_get pid)"
+      return 0
+    fi
+    say "clearing what it left"
     clear_dead_daemon
     status=$?
     [[ $status -eq 0 ]] || exit $status
@@ -237,11 +252,16 @@ cmd_down ()
   [[ -n $remote_was ]] && say "remote down"
   pid=$(state_get pid)
   if ! daemon_alive "$pid"; then
-    say "the daemon (${pid:-no PID}) is gone: clearing what it left"
-    clear_dead_daemon
-    status=$?
-    [[ $status -eq 0 ]] && say "down"
-    exit $status
+    if recover_dead_daemon; then
+      # Taken over: it goes down as any daemon does, swapoff first.
+      pid=$(state_get pid)
+    else
+      say "the daemon (${pid:-no PID}) is gone: clearing what it left"
+      clear_dead_daemon
+      status=$?
+      [[ $status -eq 0 ]] && say "down"
+      exit $status
+    fi
   fi
   detach
   status=$?

@@ -58,6 +58,44 @@ swap_on_deleted_disk ()
   awk -v a="$1\\\\040(deleted)" 'NR > 1 && $1 == a { found = 1 } END { exit !found }' /proc/swaps
 }
 
+# recover_dead_daemon: the dead daemon's ublk devices, where they wait
+# for a new server (cswap-ublk adds them with user recovery where the
+# driver has it), taken over by a new cswap-ublk (--recover) over the
+# windows recorded, and the state given its PID.  Its store is new: the
+# pages swapped to the devices before are lost (a read of one is EIO),
+# and swap goes on.  0 once it serves them; 1 where there is nothing to
+# take over (another front end, or devices without recovery, whose disks
+# the driver deleted), with the new daemon's reason in its log.
+recover_dead_daemon ()
+{
+  local dev ids=() windows new_pid list=$state_dir/ublk-devices log=$state_dir/daemon.log
+  [[ $(state_get frontend) == ublk && -x $cswap_ublk ]] || return 1
+  read_devices
+  windows=$(state_get windows)
+  [[ ${#devices[@]} -gt 0 && -n $windows ]] || return 1
+  for dev in "${devices[@]}"; do
+    [[ $dev == /dev/ublkb* ]] && ! swap_on_deleted_disk "$dev" || return 1
+    ids+=("${dev#/dev/ublkb}")
+  done
+  rm -f "$list"
+  setsid "$cswap_ublk" "--ctl=$(state_get socket)" --config "$(state_get config)" \
+    --windows "${windows// /,}" --recover "$(IFS=,; echo "${ids[*]}")" \
+    --device-list "$list" </dev/null >"$log" 2>&1 &
+  new_pid=$!
+  if ! wait_for 60 eval "[[ -e $list ]] || ! kill -0 $new_pid 2>/dev/null" \
+     || [[ ! -e $list ]]; then
+    warn "no new daemon could take over ${devices[*]}: $(tail -n 3 "$log")"
+    stop_daemon "$new_pid"
+    return 1
+  fi
+  say "a new daemon ($new_pid) took over ${devices[*]} (ublk user recovery):"
+  say "the pages swapped to them before are lost (a process touching one gets"
+  say "SIGBUS, its read fails with EIO); swapping goes on"
+  state_set pid "$new_pid"
+  state_set manager shell
+  return 0
+}
+
 clear_dead_daemon ()
 {
   local status dev ublk_ids=()
