@@ -193,13 +193,12 @@ cmd_up ()
   if [[ -e $state_file ]]; then
     daemon_alive "$pid" \
       && die $EXIT_FAILED "$state_file exists but the device is not fully up: run '$program down' first"
-    say "the daemon of the last 'up' (${pid:-no PID}) is gone"
     if recover_dead_daemon; then
       read_devices
       say "up again: ${devices[*]}, daemon $(state_get pid)"
       return 0
     fi
-    say "clearing what it left"
+    say "the daemon of the last 'up' (${pid:-no PID}) is gone: clearing what it left"
     clear_dead_daemon
     status=$?
     [[ $status -eq 0 ]] || exit $status

@@ -88,6 +88,7 @@ recover_dead_daemon ()
     stop_daemon "$new_pid"
     return 1
   fi
+  say "the daemon of the last 'up' ($(state_get pid)) is gone:"
   say "a new daemon ($new_pid) took over ${devices[*]} (ublk user recovery):"
   say "the pages swapped to them before are lost (a process touching one gets"
   say "SIGBUS, its read fails with EIO); swapping goes on"
