@@ -14,11 +14,8 @@
 
 #define PROGRAM_NAME "cswap-ublk"
 
-/* Whether PID is a running cswap-ublk (its main thread's name), not a
- * process that was given the number after the server died.
- */
-static bool
-server_alive (int32_t pid)
+bool
+ublk_server_alive (int32_t pid)
 {
   char path[64], comm[32];
 
@@ -71,7 +68,7 @@ delete_one (struct ublk_control *control, uint32_t dev_id)
              dev_id, strerror (-r));
     return -1;
   }
-  if (server_alive (info.ublksrv_pid)) {
+  if (ublk_server_alive (info.ublksrv_pid)) {
     fprintf (stderr, "%s: %s is served by cswap-ublk (pid %d): not deleted\n",
              PROGRAM_NAME, disk, (int) info.ublksrv_pid);
     return -1;

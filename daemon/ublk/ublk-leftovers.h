@@ -13,10 +13,18 @@
 #ifndef CSWAP_UBLK_LEFTOVERS_H
 #define CSWAP_UBLK_LEFTOVERS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* Deletes the dead devices numbered by the COUNT strings IDS, saying
  * what it did with each; returns the exit status (0 when every one is
  * gone or was not there).
  */
 extern int ublk_delete_dead (int count, char *const ids[]);
+
+/* Whether PID is a running cswap-ublk (its main thread's name), not a
+ * process that was given the number after the server died.
+ */
+extern bool ublk_server_alive (int32_t pid);
 
 #endif /* CSWAP_UBLK_LEFTOVERS_H */

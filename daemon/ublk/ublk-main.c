@@ -620,7 +620,7 @@ recover_device (struct ublk_control *control, struct served_device *d,
                d->info.state);
       return -1;
     }
-    else if (kill (d->info.ublksrv_pid, 0) == 0 || errno != ESRCH) {
+    else if (ublk_server_alive (d->info.ublksrv_pid)) {
       /* LIVE with its server alive; or dying, not yet quiesced. */
       if (waited_ms >= RECOVERY_WAIT_MS) {
         fprintf (stderr, "%s: %s is served (pid %d): not taken over\n",
