@@ -7,6 +7,10 @@
  * zspage touches it, and release_pages gives it back when the zspage dies,
  * so the resident size follows the live data.
  *
+ * The zspage area may instead be the caller's (config.shared_area), a
+ * shared-memory segment that outlives the process: nothing in it is a
+ * pointer, so it means the same wherever it is mapped.
+ *
  * Core dumps: the zspage area holds every page the pool stores, and a
  * dump written to disk would keep them past the process (issue 27), so
  * it is MADV_DONTDUMP for its whole life, the ranges release_pages maps
@@ -52,31 +56,52 @@ map_uncommitted (void *at, size_t bytes)
 #define MADV_DONTNEED_LOCKED 24         /* Linux 5.18; older headers lack it */
 #endif
 
-/* The one place that hands a zspage's memory back to the kernel.  Under
- * mlockall the pages are locked, and MADV_DONTNEED refuses them (EINVAL).
- * MADV_DONTNEED_LOCKED frees them under the address-space lock taken for
- * reading, as a page fault takes it.  Before Linux 5.18 (EINVAL again) a
- * fresh anonymous mapping is put over the range instead; given the same
- * flags as its neighbours (MADV_DONTDUMP too), it is merged back into
- * one mapping and vm.max_map_count is not consumed, but it takes that
- * lock for writing, behind every thread in a page fault: under
- * whole-machine pressure one of those may be waiting for reclaim, and so
- * for this device (doc/design.md, "Staying alive under memory pressure").
+/* The one place that hands the zspage area's memory back to the kernel:
+ * BYTES from zspage ID's base.
+ *
+ * A private area: under mlockall the pages are locked, and MADV_DONTNEED
+ * refuses them (EINVAL).  MADV_DONTNEED_LOCKED frees them under the
+ * address-space lock taken for reading, as a page fault takes it.  Before
+ * Linux 5.18 (EINVAL again) a fresh anonymous mapping is put over the
+ * range instead; given the same flags as its neighbours (MADV_DONTDUMP
+ * too), it is merged back into one mapping and vm.max_map_count is not
+ * consumed, but it takes that lock for writing, behind every thread in a
+ * page fault: under whole-machine pressure one of those may be waiting for
+ * reclaim, and so for this device (doc/design.md, "Staying alive under
+ * memory pressure").
+ *
+ * A shared area (config.shared_area): MADV_DONTNEED would only unmap the
+ * pages from this process and leave them in the shared-memory object, so
+ * MADV_REMOVE punches them out of it.  The kernel refuses MADV_REMOVE on a
+ * locked mapping (madvise_remove: EINVAL on VM_LOCKED), which is why the
+ * caller munlocks the area before handing it over (a SysV segment locked
+ * with SHM_LOCK stays unswappable without it); if it did not, the pages
+ * stay, a leak of memory and not of data.  Never a mapping put over it:
+ * that would cut the range off from the segment.
  */
 void
-release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
+release_area (struct zs_pool *pool, uint32_t id, size_t bytes)
 {
   void *base = zspage_base (pool, id);
-  size_t bytes = (size_t) pages * CSWAP_PAGE_SIZE;
 
-  atomic_fetch_add_explicit (&pool->pages_given_back, pages,
-                             memory_order_relaxed);
+  if (pool->zspage_area_shared) {
+    madvise (base, bytes, MADV_REMOVE);
+    return;
+  }
   if (madvise (base, bytes, MADV_DONTNEED) == 0 || errno != EINVAL)
     return;
   if (madvise (base, bytes, MADV_DONTNEED_LOCKED) == 0 || errno != EINVAL)
     return;
   if (map_uncommitted (base, bytes))
     madvise (base, bytes, MADV_DONTDUMP);
+}
+
+void
+release_pages (struct zs_pool *pool, uint32_t id, unsigned pages)
+{
+  atomic_fetch_add_explicit (&pool->pages_given_back, pages,
+                             memory_order_relaxed);
+  release_area (pool, id, (size_t) pages * CSWAP_PAGE_SIZE);
 }
 
 /* Faults in a new zspage's pages with one system call instead of one
@@ -110,16 +135,57 @@ init_short_lock (pthread_mutex_t *lock)
   pthread_mutexattr_destroy (&attr);
 }
 
+/* What a config makes of the pool's address space. */
+struct pool_layout {
+  unsigned max_pages_per_zspage;
+  unsigned class_count;
+  uint64_t reserve_limit_pages;
+  uint32_t capacity_zspages;
+  size_t zspage_stride_bytes;
+  size_t zspage_area_bytes;
+};
+
+/* Fills LAYOUT from CONFIG; false for a bad config. */
+static bool
+pool_layout (const struct zs_pool_config *config, struct pool_layout *layout)
+{
+  uint64_t capacity;
+
+  layout->max_pages_per_zspage = config->max_pages_per_zspage
+    ? config->max_pages_per_zspage : ZS_DEFAULT_PAGES_PER_ZSPAGE;
+  if (layout->max_pages_per_zspage > ZS_MAX_PAGES_PER_ZSPAGE
+      || config->max_objects == 0 || config->max_objects > ZS_MAX_ZSPAGE_ID)
+    return false;
+  layout->class_count = size_class_count (layout->max_pages_per_zspage);
+  layout->reserve_limit_pages = config->reserve_bytes / CSWAP_PAGE_SIZE;
+  /* The reserve holds ids too: at most one per page it may hold. */
+  capacity = config->max_objects + layout->class_count + ZS_SPARE_ZSPAGES
+    + layout->reserve_limit_pages;
+  if (capacity > ZS_MAX_ZSPAGE_ID)
+    return false;
+  layout->capacity_zspages = capacity;
+  layout->zspage_stride_bytes
+    = (size_t) layout->max_pages_per_zspage * CSWAP_PAGE_SIZE;
+  /* + 1: id 0 is never used. */
+  layout->zspage_area_bytes = (capacity + 1) * layout->zspage_stride_bytes;
+  return true;
+}
+
+size_t
+zs_pool_area_bytes (const struct zs_pool_config *config)
+{
+  struct pool_layout layout;
+
+  return pool_layout (config, &layout) ? layout.zspage_area_bytes : 0;
+}
+
 struct zs_pool *
 zs_pool_create (const struct zs_pool_config *config)
 {
-  unsigned max_pages = config->max_pages_per_zspage
-    ? config->max_pages_per_zspage : ZS_DEFAULT_PAGES_PER_ZSPAGE;
+  struct pool_layout layout;
   struct zs_pool *pool;
-  uint64_t capacity;
 
-  if (max_pages > ZS_MAX_PAGES_PER_ZSPAGE || config->max_objects == 0
-      || config->max_objects > ZS_MAX_ZSPAGE_ID) {
+  if (!pool_layout (config, &layout)) {
     errno = EINVAL;
     return NULL;
   }
@@ -128,34 +194,27 @@ zs_pool_create (const struct zs_pool_config *config)
   if (pool == NULL)
     return NULL;
   memset (pool, 0, sizeof *pool);
-  pool->max_pages_per_zspage = max_pages;
+  pool->max_pages_per_zspage = layout.max_pages_per_zspage;
   pool->owner_ops = config->owner_ops;
   pool->owner = config->owner;
   size_classes_init (pool);
 
-  pool->reserve_limit_pages = config->reserve_bytes / CSWAP_PAGE_SIZE;
+  pool->reserve_limit_pages = layout.reserve_limit_pages;
   pool->refill_thread_init = config->refill_thread_init;
-  /* The reserve holds ids too: at most one per page it may hold. */
-  capacity = config->max_objects + pool->class_count + ZS_SPARE_ZSPAGES
-    + pool->reserve_limit_pages;
-  if (capacity > ZS_MAX_ZSPAGE_ID) {
-    free (pool);
-    errno = EINVAL;
-    return NULL;
-  }
-  pool->capacity_zspages = capacity;
-  pool->zspage_stride_bytes = (size_t) max_pages * CSWAP_PAGE_SIZE;
-  /* + 1: id 0 is never used. */
-  pool->zspage_area_bytes = (capacity + 1) * pool->zspage_stride_bytes;
-  pool->zspages_bytes = (capacity + 1) * sizeof (struct zspage);
-  pool->zspage_area = map_uncommitted (NULL, pool->zspage_area_bytes);
+  pool->capacity_zspages = layout.capacity_zspages;
+  pool->zspage_stride_bytes = layout.zspage_stride_bytes;
+  pool->zspage_area_bytes = layout.zspage_area_bytes;
+  pool->zspages_bytes = (layout.capacity_zspages + 1) * sizeof (struct zspage);
+  pool->zspage_area_shared = config->shared_area != NULL;
+  pool->zspage_area = pool->zspage_area_shared ? config->shared_area
+    : map_uncommitted (NULL, pool->zspage_area_bytes);
   pool->zspages = map_uncommitted (NULL, pool->zspages_bytes);
   if (pool->zspage_area == NULL || pool->zspages == NULL
       || madvise (pool->zspage_area, pool->zspage_area_bytes,
                   MADV_DONTDUMP) == -1) {
     int saved_errno = errno;
 
-    if (pool->zspage_area)
+    if (pool->zspage_area && !pool->zspage_area_shared)
       munmap (pool->zspage_area, pool->zspage_area_bytes);
     if (pool->zspages)
       munmap (pool->zspages, pool->zspages_bytes);
@@ -182,7 +241,8 @@ zs_pool_destroy (struct zs_pool *pool)
   pthread_cond_destroy (&pool->reserve_wanted_cond);
   pthread_cond_destroy (&pool->reserve_stocked_cond);
   pthread_mutex_destroy (&pool->lock);
-  munmap (pool->zspage_area, pool->zspage_area_bytes);
+  if (!pool->zspage_area_shared)
+    munmap (pool->zspage_area, pool->zspage_area_bytes);
   munmap (pool->zspages, pool->zspages_bytes);
   free (pool);
 }

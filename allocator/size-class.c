@@ -13,7 +13,8 @@
  * gain nothing from packing: their requests go to the huge class, one
  * object of up to 4096 bytes, header-less, per one-page zspage.
  *
- * Everything here runs once, in zs_pool_create; no locks.
+ * Everything here runs once, in zs_pool_create (and size_class_count in
+ * zs_pool_area_bytes); no locks.
  */
 #include "zs-internal.h"
 
@@ -46,28 +47,32 @@ objs_per_zspage (unsigned size_bytes, unsigned pages)
   return pages * CSWAP_PAGE_SIZE / size_bytes;
 }
 
-void
-size_classes_init (struct zs_pool *pool)
+struct built_class {
+  unsigned size_bytes, pages_per_zspage, objs_per_zspage;
+};
+
+/* The merged multi-object classes for chains of at most MAX_PAGES pages,
+ * largest first, and which of them each raw class up to *LARGEST_MULTI_RAW
+ * maps to.  Returns how many.
+ */
+static unsigned
+build_classes (unsigned max_pages, struct built_class built[ZS_MAX_CLASSES],
+               uint8_t built_of_raw[ZS_RAW_CLASS_COUNT],
+               int *largest_multi_raw)
 {
-  unsigned max_pages = pool->max_pages_per_zspage;
-  int largest_multi_raw = 0;
-  /* Classes are built largest first, then renumbered in increasing size. */
-  struct {
-    unsigned size_bytes, pages_per_zspage, objs_per_zspage;
-  } built[ZS_MAX_CLASSES];
-  uint8_t built_of_raw[ZS_RAW_CLASS_COUNT];
   unsigned nr_built = 0;
 
+  *largest_multi_raw = 0;
   for (int raw = ZS_RAW_CLASS_COUNT - 1; raw >= 0; raw--) {
     unsigned size = raw_class_size (raw);
 
     if (objs_per_zspage (size, chain_pages_least_waste (size, max_pages)) >= 2) {
-      largest_multi_raw = raw;
+      *largest_multi_raw = raw;
       break;
     }
   }
 
-  for (int raw = largest_multi_raw; raw >= 0; raw--) {
+  for (int raw = *largest_multi_raw; raw >= 0; raw--) {
     unsigned size = raw_class_size (raw);
     unsigned pages = chain_pages_least_waste (size, max_pages);
     unsigned objs = objs_per_zspage (size, pages);
@@ -81,6 +86,29 @@ size_classes_init (struct zs_pool *pool)
     }
     built_of_raw[raw] = nr_built - 1;
   }
+  return nr_built;
+}
+
+unsigned
+size_class_count (unsigned max_pages_per_zspage)
+{
+  struct built_class built[ZS_MAX_CLASSES];
+  uint8_t built_of_raw[ZS_RAW_CLASS_COUNT];
+  int largest_multi_raw;
+
+  return build_classes (max_pages_per_zspage, built, built_of_raw,
+                        &largest_multi_raw) + 1;
+}
+
+void
+size_classes_init (struct zs_pool *pool)
+{
+  /* Classes are built largest first, then renumbered in increasing size. */
+  struct built_class built[ZS_MAX_CLASSES];
+  uint8_t built_of_raw[ZS_RAW_CLASS_COUNT];
+  int largest_multi_raw;
+  unsigned nr_built = build_classes (pool->max_pages_per_zspage, built,
+                                     built_of_raw, &largest_multi_raw);
 
   pool->class_count = nr_built + 1;
   for (unsigned i = 0; i < nr_built; i++) {

@@ -232,6 +232,7 @@ struct zs_pool {
   size_t zspage_stride_bytes;
   unsigned char *zspage_area;
   size_t zspage_area_bytes;
+  bool zspage_area_shared;      /* the caller's (config.shared_area) */
   struct zspage *zspages;       /* descriptor table, indexed by id */
   size_t zspages_bytes;
   uint32_t capacity_zspages;
@@ -325,6 +326,8 @@ class_pages_freeable (const struct size_class *class)
 
 /* size-class.c */
 extern void size_classes_init (struct zs_pool *pool);
+/* How many classes (the huge one included) size_classes_init makes. */
+extern unsigned size_class_count (unsigned max_pages_per_zspage);
 extern struct size_class *size_class_for_request (struct zs_pool *pool,
                                                   size_t size_bytes);
 
@@ -332,6 +335,8 @@ extern struct size_class *size_class_for_request (struct zs_pool *pool,
 extern uint32_t zspage_id_alloc_locked (struct zs_pool *pool);
 extern void populate_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
 extern void release_pages (struct zs_pool *pool, uint32_t id, unsigned pages);
+/* release_pages without the count, over any BYTES from ID's base. */
+extern void release_area (struct zs_pool *pool, uint32_t id, size_t bytes);
 /* reserve.c.  zspage_take: a zspage of PAGES pages, warm from the
  * reserve, or made by the refill thread while the caller waits, or (with
  * no refill thread) faulted in on the spot; 0 with errno ETIMEDOUT (the

@@ -92,6 +92,16 @@ struct zs_pool_config {
    * swap-out: a daemon readies it as it does its request threads.
    */
   void (*refill_thread_init) (void);
+  /* NULL: the pool maps its zspage area itself, private.  Else the
+   * caller's mapping of zs_pool_area_bytes (CONFIG) bytes, shared
+   * (MAP_SHARED: a SysV segment, a memfd), that outlives the pool: the
+   * pool neither maps nor unmaps it, gives its pages back with
+   * MADV_REMOVE, which the kernel refuses on a locked mapping (munlock
+   * it first: a segment locked with SHM_LOCK stays unswappable), and a
+   * new pool with the same config over the same area finds the objects
+   * of a pool that died where that one left them.
+   */
+  void *shared_area;
 };
 
 struct zs_pool;
@@ -99,6 +109,12 @@ struct zs_pool;
 /* Returns NULL with errno set on failure (EINVAL for a bad config). */
 extern struct zs_pool *zs_pool_create (const struct zs_pool_config *config);
 extern void zs_pool_destroy (struct zs_pool *pool);
+
+/* The bytes of the zspage area a pool of CONFIG needs (its shared_area
+ * ignored), 0 for a bad config: the size of a shared area.  Address
+ * space: only the pages of live zspages are ever resident.
+ */
+extern size_t zs_pool_area_bytes (const struct zs_pool_config *config);
 
 /* The reserve: a new zspage takes warm pages from it when it can, and
  * otherwise pays for the kernel to find, zero and map them on the spot.
