@@ -9,7 +9,9 @@
  *
  * The zspage area may instead be the caller's (config.shared_area), a
  * shared-memory segment that outlives the process: nothing in it is a
- * pointer, so it means the same wherever it is mapped.
+ * pointer, so it means the same wherever it is mapped, and a new pool
+ * over the same segment adopts what the old one held (adopt.c).  The
+ * descriptor table stays private: adoption rebuilds it.
  *
  * Core dumps: the zspage area holds every page the pool stores, and a
  * dump written to disk would keep them past the process (issue 27), so

@@ -98,8 +98,8 @@ struct zs_pool_config {
    * pool neither maps nor unmaps it, gives its pages back with
    * MADV_REMOVE, which the kernel refuses on a locked mapping (munlock
    * it first: a segment locked with SHM_LOCK stays unswappable), and a
-   * new pool with the same config over the same area finds the objects
-   * of a pool that died where that one left them.
+   * new pool with the same config over the same area can adopt the
+   * objects of a pool that died (zs_pool_adopt_object).
    */
   void *shared_area;
 };
@@ -115,6 +115,32 @@ extern void zs_pool_destroy (struct zs_pool *pool);
  * space: only the pages of live zspages are ever resident.
  */
 extern size_t zs_pool_area_bytes (const struct zs_pool_config *config);
+
+/* Adoption (adopt.c): a pool over a shared area whose previous pool died
+ * (its process killed) takes over the objects its owner still refers to.
+ * Create the pool with the same config over the same area, then, before
+ * any other call on it (no refill thread yet, one thread), name each
+ * object the owner still refers to, and end.  Nothing in the area but
+ * those objects' bytes is trusted: every other slot and zspage is free
+ * after zs_pool_adopt_end, and the zspages left with no object are given
+ * back to the kernel.
+ *
+ * zs_pool_adopt_object: HANDLE, allocated by zs_malloc (pool, SIZE,
+ * COOKIE) (any SIZE of the same size class will do).  Returns 0, or -1
+ * with errno EINVAL when it cannot be one: handle 0 or beyond the
+ * capacity, SIZE 0 or above ZS_MAX_OBJECT_SIZE, COOKIE above
+ * ZS_MAX_OWNER_COOKIE, the object index beyond its class's objects per
+ * zspage, SIZE's class not that of objects already adopted in the same
+ * zspage, the same handle twice.  Adoption cannot tell a handle the dead
+ * pool never gave out from one it did: the owner must name only handles
+ * it published, with their lengths.
+ */
+extern int zs_pool_adopt_object (struct zs_pool *pool, zs_handle handle,
+                                 size_t size, uint32_t cookie);
+/* After the last zs_pool_adopt_object (or none): the pool is whole, its
+ * reserve empty.
+ */
+extern void zs_pool_adopt_end (struct zs_pool *pool);
 
 /* The reserve: a new zspage takes warm pages from it when it can, and
  * otherwise pays for the kernel to find, zero and map them on the spot.
