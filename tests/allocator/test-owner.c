@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pagefile.h"
@@ -35,6 +36,8 @@ owner_retarget (void *opaque, uint32_t cookie, zs_handle from, zs_handle to)
 {
   struct test_owner *owner = opaque;
 
+  if (owner->before_retarget)
+    owner->before_retarget (owner, cookie, from, to);
   if (owner->handles[cookie] != from)
     return false;
   owner->handles[cookie] = to;
@@ -46,16 +49,11 @@ static const struct zs_owner_ops test_owner_ops = {
   .lock = owner_lock, .unlock = owner_unlock, .retarget = owner_retarget,
 };
 
-void
-test_owner_init (struct test_owner *owner, uint32_t cookies,
-                 unsigned max_pages_per_zspage, uint64_t reserve_bytes)
+/* Makes the owner's tables; CONFIG.owner and owner_ops are filled in. */
+static void
+owner_init (struct test_owner *owner, uint32_t cookies,
+            struct zs_pool_config config)
 {
-  struct zs_pool_config config = {
-    .max_pages_per_zspage = max_pages_per_zspage, .max_objects = cookies,
-    .owner_ops = &test_owner_ops, .owner = owner,
-    .reserve_bytes = reserve_bytes,
-  };
-
   memset (owner, 0, sizeof *owner);
   owner->cookies = cookies;
   owner->handles = calloc (cookies, sizeof *owner->handles);
@@ -67,7 +65,10 @@ test_owner_init (struct test_owner *owner, uint32_t cookies,
   }
   for (unsigned i = 0; i < TEST_OWNER_STRIPES; i++)
     pthread_mutex_init (&owner->stripes[i], NULL);
-  owner->pool = zs_pool_create (&config);
+  owner->config = config;
+  owner->config.owner_ops = &test_owner_ops;
+  owner->config.owner = owner;
+  owner->pool = zs_pool_create (&owner->config);
   if (owner->pool == NULL) {
     perror ("zs_pool_create");
     exit (1);
@@ -75,9 +76,43 @@ test_owner_init (struct test_owner *owner, uint32_t cookies,
 }
 
 void
+test_owner_init (struct test_owner *owner, uint32_t cookies,
+                 unsigned max_pages_per_zspage, uint64_t reserve_bytes)
+{
+  owner_init (owner, cookies, (struct zs_pool_config) {
+      .max_pages_per_zspage = max_pages_per_zspage, .max_objects = cookies,
+      .reserve_bytes = reserve_bytes,
+    });
+}
+
+void
+test_owner_init_shared (struct test_owner *owner, uint32_t cookies,
+                        uint64_t max_objects, unsigned max_pages_per_zspage,
+                        uint64_t reserve_bytes)
+{
+  struct zs_pool_config config = {
+    .max_pages_per_zspage = max_pages_per_zspage, .max_objects = max_objects,
+    .reserve_bytes = reserve_bytes,
+  };
+  size_t area_bytes = zs_pool_area_bytes (&config);
+
+  config.shared_area = mmap (NULL, area_bytes, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+                             -1, 0);
+  if (area_bytes == 0 || config.shared_area == MAP_FAILED) {
+    perror ("mmap");
+    exit (1);
+  }
+  owner_init (owner, cookies, config);
+}
+
+void
 test_owner_fini (struct test_owner *owner)
 {
   zs_pool_destroy (owner->pool);
+  if (owner->config.shared_area)
+    munmap (owner->config.shared_area,
+            zs_pool_area_bytes (&owner->config));
   for (unsigned i = 0; i < TEST_OWNER_STRIPES; i++)
     pthread_mutex_destroy (&owner->stripes[i]);
   free (owner->handles);

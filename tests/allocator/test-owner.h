@@ -27,7 +27,13 @@ struct test_owner {
    * window where compaction has dropped the class lock.
    */
   void (*before_lock) (struct test_owner *owner, uint32_t cookie);
+  /* Called by the retarget callback, with the cookie's lock held, before
+   * it retargets: lets a test act in the middle of a move.
+   */
+  void (*before_retarget) (struct test_owner *owner, uint32_t cookie,
+                           zs_handle from, zs_handle to);
   _Atomic uint64_t retargets;
+  struct zs_pool_config config;  /* the pool's */
 };
 
 /* Makes the owner and its pool (with a reserve of RESERVE_BYTES of warm
@@ -36,6 +42,14 @@ struct test_owner {
 extern void test_owner_init (struct test_owner *owner, uint32_t cookies,
                              unsigned max_pages_per_zspage,
                              uint64_t reserve_bytes);
+/* The same over a shared zspage area of its own (config.shared_area,
+ * MAP_SHARED | MAP_ANONYMOUS), for MAX_OBJECTS objects: a new pool made
+ * from owner->config adopts what the last one left there.
+ */
+extern void test_owner_init_shared (struct test_owner *owner,
+                                    uint32_t cookies, uint64_t max_objects,
+                                    unsigned max_pages_per_zspage,
+                                    uint64_t reserve_bytes);
 extern void test_owner_fini (struct test_owner *owner);
 
 extern void test_owner_lock (struct test_owner *owner, uint32_t cookie);
