@@ -376,19 +376,8 @@ kill_somehow (unsigned kind)
 static bool
 compact_fully (void)
 {
-  if (zs_compact (owner.pool, NULL) == -1)
-    return false;
-  for (unsigned i = 0; i < zs_class_count (owner.pool); i++) {
-    struct zs_class_stats class_stats;
-
-    zs_class_stats (owner.pool, i, &class_stats);
-    if (class_stats.pages_freeable) {
-      diag ("class %u: %" PRIu64 " pages freeable after compaction", i,
-            class_stats.pages_freeable);
-      return false;
-    }
-  }
-  return true;
+  return zs_compact (owner.pool, NULL) == 0
+    && test_classes_compacted (owner.pool, 0, zs_class_count (owner.pool) - 1);
 }
 
 /* One random step.  Returns false on a mismatch. */

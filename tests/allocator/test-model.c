@@ -63,17 +63,7 @@ compact_and_check (void)
       || after.pages_compacted - before.pages_compacted != result.pages_freed
       || after.objects_moved - before.objects_moved != result.objects_moved)
     return false;
-  for (unsigned i = first; i <= last; i++) {
-    struct zs_class_stats class_stats;
-
-    zs_class_stats (owner.pool, i, &class_stats);
-    if (class_stats.pages_freeable) {
-      diag ("class %u: %" PRIu64 " pages freeable after compaction", i,
-            class_stats.pages_freeable);
-      return false;
-    }
-  }
-  return true;
+  return test_classes_compacted (owner.pool, first, last);
 }
 
 /* One random step over cookies 0..RANGE-1.  Returns false on a mismatch. */

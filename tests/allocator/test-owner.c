@@ -1,4 +1,5 @@
 /* cswap allocator tests: the tiny owner (see test-owner.h). */
+#include <inttypes.h>
 #include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,22 @@ test_owner_verify_all (struct test_owner *owner)
       printf ("# cookie %u: contents differ\n", cookie);
       return false;
     }
+  return true;
+}
+
+bool
+test_classes_compacted (struct zs_pool *pool, unsigned first, unsigned last)
+{
+  for (unsigned i = first; i <= last; i++) {
+    struct zs_class_stats class_stats;
+
+    zs_class_stats (pool, i, &class_stats);
+    if (class_stats.pages_freeable) {
+      printf ("# class %u: %" PRIu64 " pages freeable after compaction\n",
+              i, class_stats.pages_freeable);
+      return false;
+    }
+  }
   return true;
 }
 

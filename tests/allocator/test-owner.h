@@ -67,6 +67,13 @@ extern void test_owner_rewrite (struct test_owner *owner, uint32_t cookie,
                                 uint64_t seed);
 extern void test_owner_drop (struct test_owner *owner, uint32_t cookie);
 
+/* Whether classes FIRST..LAST of POOL hold no page that compaction
+ * could free, as after a compaction with no other thread running;
+ * prints the first that does.
+ */
+extern bool test_classes_compacted (struct zs_pool *pool, unsigned first,
+                                    unsigned last);
+
 /* Checks every object; no other thread may be running. */
 extern bool test_owner_verify_all (struct test_owner *owner);
 
