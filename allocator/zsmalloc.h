@@ -99,7 +99,10 @@ struct zs_pool_config {
    * MADV_REMOVE, which the kernel refuses on a locked mapping (munlock
    * it first: a segment locked with SHM_LOCK stays unswappable), and a
    * new pool with the same config over the same area can adopt the
-   * objects of a pool that died (zs_pool_adopt_object).
+   * objects of a pool that died (zs_pool_adopt_object).  The area is
+   * address space for every object at once, larger than the machine's
+   * memory: shmget it with SHM_NORESERVE (without, 64 GiB failed with
+   * ENOMEM on a 23 GiB host).
    */
   void *shared_area;
 };
@@ -131,7 +134,8 @@ extern size_t zs_pool_area_bytes (const struct zs_pool_config *config);
  * capacity, SIZE 0 or above ZS_MAX_OBJECT_SIZE, COOKIE above
  * ZS_MAX_OWNER_COOKIE, the object index beyond its class's objects per
  * zspage, SIZE's class not that of objects already adopted in the same
- * zspage, the same handle twice.  Adoption cannot tell a handle the dead
+ * zspage, the same handle twice; a refused object changes nothing, and
+ * adoption goes on without it.  Adoption cannot tell a handle the dead
  * pool never gave out from one it did: the owner must name only handles
  * it published, with their lengths.
  */
