@@ -7,12 +7,15 @@
  * the flags byte says which, with which codec, and how recently the page
  * was used.
  *
- *   word (SLOT_STORED):  handle << SLOT_LENGTH_BITS | length (1..4096)
- *   word (SLOT_TIERED):  (disk offset / 16) << SLOT_LENGTH_BITS | length;
- *                        objects start on TIER_OFFSET_UNIT (16-byte)
- *                        boundaries, so 51 bits
- *                        of offset/16 address 32 PiB (44 would do for the
- *                        256 TiB an 8 TiB device could ever need)
+ *   word (SLOT_STORED):  kind | handle << SLOT_LENGTH_BITS | length
+ *                        (1..4096)
+ *   word (SLOT_TIERED):  kind | (disk offset / 16) << SLOT_LENGTH_BITS |
+ *                        length; objects start on TIER_OFFSET_UNIT
+ *                        (16-byte) boundaries, so 48 bits of offset/16
+ *                        address 4 PiB (44 would do for the 256 TiB an
+ *                        8 TiB device could ever need)
+ *   kind (bits 61-63):   WORD_OBJECT, WORD_TIERED for a tiered one, and
+ *                        the codec: the type and codec the flags say too
  *   flags:               bits 0-1 type, bit 2 codec, bit 3 referenced,
  *                        bits 4-5 idle age, bit 6 under writeback,
  *                        bit 7 deferred (stored raw or in lz4, to be
@@ -29,6 +32,22 @@
  * Only this file masks or shifts the bits: everything else asks through
  * slot-state.h.  Every change of type goes through set_slot(), which
  * uncounts what the slot held and counts what it holds.
+ *
+ * A store that outlives its process (store-segment.h) may be killed
+ * between any two instructions, and a new process must then find every
+ * page the kernel was told is written.  So:
+ *  - a slot's word is written before its flags, and the word of a page
+ *    object says by itself what it is (its kind bits): a change the
+ *    daemon makes on its own (the compressor's, the recompressor's,
+ *    writeback's, a promotion) changes the word alone in one store, and
+ *    the flags only to agree with it.  A half-made change of the kernel's
+ *    own (a write or a trim, whose flags may still be the old page's) is
+ *    one it was never told is done: it sends it again (ublk's
+ *    REISSUE), and it is made whole then.
+ *  - what a slot held is freed after the slot names what it holds now,
+ *    never before: a kill in between leaves an object no slot names,
+ *    which adoption frees (slot_state_adopt), never a slot naming memory
+ *    given back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,10 +65,17 @@
 #define SLOT_WRITEBACK 0x40u
 #define SLOT_DEFERRED 0x80u
 #define SLOT_LENGTH_BITS 13     /* lengths 1..4096 */
+#define WORD_OBJECT (UINT64_C (1) << 61)        /* stored or tiered */
+#define WORD_TIERED (UINT64_C (1) << 62)
+#define WORD_CODEC_SHIFT 63
+#define WORD_KIND_MASK (UINT64_C (7) << 61)
+#define WORD_OFFSET_BITS 48
 
 _Static_assert (CODEC_COUNT <= 2, "the slot has one bit for the codec");
-_Static_assert (ZS_HANDLE_BITS + SLOT_LENGTH_BITS <= 64,
-                "a handle and a length fit in a slot word");
+_Static_assert (ZS_HANDLE_BITS + SLOT_LENGTH_BITS <= 61,
+                "a handle and a length fit below a slot word's kind");
+_Static_assert (WORD_OFFSET_BITS + SLOT_LENGTH_BITS <= 61,
+                "an offset and a length fit below a slot word's kind");
 _Static_assert (SLOT_AGE_MAX == SLOT_AGE_MASK >> SLOT_AGE_SHIFT,
                 "the idle age fills its bits");
 
@@ -115,21 +141,30 @@ flags_read_marked (uint8_t flags)
 }
 
 static inline uint64_t
-word_tier_offset (uint64_t word)
+word_kind (enum codec_id codec, bool tiered)
 {
-  return (word >> SLOT_LENGTH_BITS) * TIER_OFFSET_UNIT;
+  return WORD_OBJECT | (tiered ? WORD_TIERED : 0)
+    | (uint64_t) codec << WORD_CODEC_SHIFT;
 }
 
 static inline uint64_t
-word_make_tiered (uint64_t offset, uint32_t length)
+word_tier_offset (uint64_t word)
 {
-  return offset / TIER_OFFSET_UNIT << SLOT_LENGTH_BITS | length;
+  return (word >> SLOT_LENGTH_BITS
+          & ((UINT64_C (1) << WORD_OFFSET_BITS) - 1)) * TIER_OFFSET_UNIT;
+}
+
+static inline uint64_t
+word_make_tiered (uint64_t offset, uint32_t length, enum codec_id codec)
+{
+  return word_kind (codec, true)
+    | offset / TIER_OFFSET_UNIT << SLOT_LENGTH_BITS | length;
 }
 
 static inline zs_handle
 word_handle (uint64_t word)
 {
-  return word >> SLOT_LENGTH_BITS;
+  return word >> SLOT_LENGTH_BITS & ((UINT64_C (1) << ZS_HANDLE_BITS) - 1);
 }
 
 static inline uint32_t
@@ -139,9 +174,18 @@ word_length (uint64_t word)
 }
 
 static inline uint64_t
-word_make (zs_handle handle, uint32_t length)
+word_make (zs_handle handle, uint32_t length, enum codec_id codec)
 {
-  return (uint64_t) handle << SLOT_LENGTH_BITS | length;
+  return word_kind (codec, false)
+    | (uint64_t) handle << SLOT_LENGTH_BITS | length;
+}
+
+/* WORD with another handle: compaction moved its object. */
+static inline uint64_t
+word_moved (uint64_t word, zs_handle handle)
+{
+  return (word & (WORD_KIND_MASK | ((1u << SLOT_LENGTH_BITS) - 1)))
+    | (uint64_t) handle << SLOT_LENGTH_BITS;
 }
 
 /* ------------------------------------------------- where a slot lives -- */
@@ -202,23 +246,37 @@ set_slot (struct slot_state *ss, struct slot_ref r, uint64_t word,
   count_slot (ss->count, r.chunk->flags[r.i], r.chunk->word[r.i], -1);
   if (area)
     count_slot (area, r.chunk->flags[r.i], r.chunk->word[r.i], -1);
+  /* The word first, in program order: what a kill between the two
+   * leaves is the file's top comment's.
+   */
   r.chunk->word[r.i] = word;
+  atomic_signal_fence (memory_order_release);
   r.chunk->flags[r.i] = flags;
   count_slot (ss->count, flags, word, +1);
   if (area)
     count_slot (area, flags, word, +1);
 }
 
-/* Frees the object or disk copy R holds; the slot still names it. */
-static void
-free_contents (struct slot_state *ss, struct slot_ref r)
-{
-  uint64_t word = r.chunk->word[r.i];
+/* What a slot held, kept to be freed once it holds something else. */
+struct slot_old {
+  uint8_t flags;
+  uint64_t word;
+};
 
-  if (flags_type (r.chunk->flags[r.i]) == SLOT_STORED)
-    zs_free (ss->pool, word_handle (word));
-  else if (flags_type (r.chunk->flags[r.i]) == SLOT_TIERED)
-    tier_free (ss->tier, word_tier_offset (word), word_length (word));
+static inline struct slot_old
+slot_old (struct slot_ref r)
+{
+  return (struct slot_old) { r.chunk->flags[r.i], r.chunk->word[r.i] };
+}
+
+/* Frees the object or disk copy OLD names, which no slot names now. */
+static void
+free_old (struct slot_state *ss, struct slot_old old)
+{
+  if (flags_type (old.flags) == SLOT_STORED)
+    zs_free (ss->pool, word_handle (old.word));
+  else if (flags_type (old.flags) == SLOT_TIERED)
+    tier_free (ss->tier, word_tier_offset (old.word), word_length (old.word));
 }
 
 int
@@ -320,7 +378,7 @@ owner_retarget (void *owner, uint32_t slot, zs_handle from, zs_handle to)
   if (r.chunk == NULL || flags_type (r.chunk->flags[r.i]) != SLOT_STORED
       || word_handle (r.chunk->word[r.i]) != from)
     return false;
-  r.chunk->word[r.i] = word_make (to, word_length (r.chunk->word[r.i]));
+  r.chunk->word[r.i] = word_moved (r.chunk->word[r.i], to);
   return true;
 }
 
@@ -340,7 +398,8 @@ chunk_if_owned (struct slot_state *ss, uint32_t cookie, uint64_t offset,
   struct slot_ref r = slot_ref (ss, cookie);
 
   if (r.chunk == NULL || flags_type (r.chunk->flags[r.i]) != SLOT_TIERED
-      || r.chunk->word[r.i] != word_make_tiered (offset, length))
+      || word_tier_offset (r.chunk->word[r.i]) != offset
+      || word_length (r.chunk->word[r.i]) != length)
     return NULL;
   return r.chunk;
 }
@@ -360,7 +419,8 @@ slot_retarget_record (struct slot_state *ss, uint32_t cookie, uint64_t from,
 
   if (chunk == NULL)
     return false;
-  chunk->word[cookie % SLOTS_PER_CHUNK] = word_make_tiered (to, length);
+  unsigned i = cookie % SLOTS_PER_CHUNK;
+  chunk->word[i] = word_make_tiered (to, length, flags_codec (chunk->flags[i]));
   return true;
 }
 
@@ -416,7 +476,7 @@ static uint64_t
 page_word (const struct slot_page *page)
 {
   return page->type == SLOT_SAME_FILLED ? page->value
-    : word_make (page->handle, page->length);
+    : word_make (page->handle, page->length, page->codec);
 }
 
 void
@@ -424,11 +484,12 @@ slot_publish (struct slot_state *ss, uint64_t slot,
               const struct slot_page *page, bool deferred)
 {
   struct slot_ref r = slot_ref (ss, slot);
+  struct slot_old old = slot_old (r);
 
-  free_contents (ss, r);
   set_slot (ss, r, page_word (page),
             flags_touch (flags_make (page->type, page->codec))
             | (deferred ? SLOT_DEFERRED : 0));
+  free_old (ss, old);
 }
 
 void
@@ -438,8 +499,9 @@ slot_release (struct slot_state *ss, uint64_t slot)
 
   if (flags_type (ref_flags (r)) == SLOT_ABSENT)
     return;
-  free_contents (ss, r);
+  struct slot_old old = slot_old (r);
   set_slot (ss, r, 0, SLOT_ABSENT);
+  free_old (ss, old);
   put_chunk (ss, slot);
 }
 
@@ -460,11 +522,11 @@ slot_publish_compressed (struct slot_state *ss, uint64_t slot,
                          const struct slot_page *page)
 {
   struct slot_ref r = slot_ref (ss, slot);
-  uint8_t flags = r.chunk->flags[r.i];
+  struct slot_old old = slot_old (r);
 
-  free_contents (ss, r);
   set_slot (ss, r, page_word (page),
-            flags_retype (flags, page->type, page->codec));
+            flags_retype (old.flags, page->type, page->codec));
+  free_old (ss, old);
 }
 
 void
@@ -486,9 +548,10 @@ slot_promote (struct slot_state *ss, uint64_t slot, const void *object,
   if (handle == ZS_HANDLE_NONE)
     return false;
   memcpy (zs_object (ss->pool, handle), object, length);
-  free_contents (ss, r);
-  set_slot (ss, r, word_make (handle, length),
+  struct slot_old old = slot_old (r);
+  set_slot (ss, r, word_make (handle, length, flags_codec (flags)),
             flags_retype (flags, SLOT_STORED, flags_codec (flags)));
+  free_old (ss, old);
   return true;
 }
 
@@ -560,10 +623,11 @@ slot_to_tier (struct slot_state *ss, uint64_t slot, bool written,
   }
   if (written && (flags & SLOT_WRITEBACK)
       && flags_type (flags) == SLOT_STORED) {
-    free_contents (ss, r);
-    set_slot (ss, r, word_make_tiered (offset, length),
+    struct slot_old old = slot_old (r);
+    set_slot (ss, r, word_make_tiered (offset, length, flags_codec (flags)),
               flags_retype (flags & ~SLOT_WRITEBACK, SLOT_TIERED,
                             flags_codec (flags)));
+    free_old (ss, old);
     return true;
   }
   r.chunk->flags[r.i] = flags & ~SLOT_WRITEBACK;
@@ -618,4 +682,89 @@ slot_mark_read (struct slot_state *ss, uint64_t slot)
   struct slot_ref r = slot_ref (ss, slot);
 
   r.chunk->flags[r.i] = flags_mark_read (r.chunk->flags[r.i]);
+}
+
+/* ------------------------------------------------------- adoption -- */
+
+/* Slot I of CHUNK (slot SLOT) made whole after a kill: its flags agree
+ * with its word where the word names a page object, and no mark of the
+ * dead process's (a writeback batch) is left.  Returns its flags.
+ */
+static uint8_t
+adopt_flags (struct slot_chunk *chunk, unsigned i)
+{
+  uint8_t flags = chunk->flags[i] & ~SLOT_WRITEBACK;
+  uint64_t word = chunk->word[i];
+  enum slot_type type = flags_type (flags);
+
+  if (type == SLOT_STORED || type == SLOT_TIERED) {
+    if (!(word & WORD_OBJECT))
+      return SLOT_ABSENT;       /* cannot be: treated as a lost page */
+    flags = flags_retype (flags, word & WORD_TIERED ? SLOT_TIERED
+                          : SLOT_STORED, word >> WORD_CODEC_SHIFT);
+  }
+  if (flags_type (flags) != SLOT_STORED)
+    flags &= ~SLOT_DEFERRED;
+  return flags;
+}
+
+int
+slot_state_adopt (struct slot_state *ss, const struct slot_adopt_ops *ops,
+                  void *arg, struct slot_adoption *result)
+{
+  *result = (struct slot_adoption) { 0 };
+  if (slot_table_adopt_begin (&ss->table))
+    return -1;
+  for (uint64_t k = 0; k < ss->table.chunks; k++) {
+    struct slot_chunk *chunk = slot_table_home (&ss->table, k);
+    uint64_t first = k * SLOTS_PER_CHUNK;
+    uint32_t users = 0;
+
+    if (chunk == NULL)
+      continue;
+
+    for (unsigned i = 0; i < SLOTS_PER_CHUNK && first + i < ss->table.slots;
+         i++) {
+      uint64_t slot = first + i;
+      uint8_t was = chunk->flags[i], flags = adopt_flags (chunk, i);
+      uint64_t word = chunk->word[i];
+      bool lost = (flags_type (was) == SLOT_STORED
+                   || flags_type (was) == SLOT_TIERED)
+                  && flags_type (flags) == SLOT_ABSENT;
+
+      if (flags_type (flags) == SLOT_TIERED)
+        lost = true;            /* the backing file was the dead one's */
+      else if (flags_type (flags) == SLOT_STORED
+               && !ops->object (arg, word_handle (word), word_length (word),
+                                slot))
+        lost = true;
+      if (lost) {
+        chunk->word[i] = 0;
+        chunk->flags[i] = SLOT_ABSENT;
+        result->lost++;
+        ops->lost (arg, slot);
+        continue;
+      }
+      chunk->flags[i] = flags;
+      if (flags_type (flags) == SLOT_ABSENT) {
+        chunk->word[i] = 0;
+        continue;
+      }
+      users++;
+      result->pages++;
+      count_slot (ss->count, flags, word, +1);
+      if (ss->area_count)
+        count_slot (&ss->area_count[slot / ss->area_slots], flags, word, +1);
+      if (flags & SLOT_DEFERRED)
+        ops->deferred (arg, slot);
+    }
+    if (users) {
+      uint32_t tag = ss->area_count ? first / ss->area_slots : 0;
+
+      slot_table_adopt_chunk (&ss->table, k, users, tag);
+      count_chunk (ss, tag, +1);
+    }
+  }
+  slot_table_adopt_end (&ss->table);
+  return 0;
 }
