@@ -28,6 +28,9 @@
  *                          budget; taken under the writeback mutex by the
  *                          batcher, alone by its setter and the stats
  *     deferred queue lock  store/deferred.c: never with any other lock
+ *     slot-table make lock store/slot-table.c: a chunk made at its home
+ *                          (a store that outlives its process), taken
+ *                          under the maker's slot lock, nothing under it
  *     the daemon's own     daemon/serve/service-notify.c,
  *                          daemon/serve/io-queues.c,
  *                          daemon/nbdkit/nbd-exports-idle.c: around no

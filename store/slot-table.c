@@ -3,8 +3,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "lock-order.h"
+#include "page.h"
 #include "slot-table.h"
 
 /* A chunk's count once retired: no user can be added to it. */
@@ -28,7 +31,86 @@ slot_table_init (struct slot_table *table, uint64_t slots)
   }
   for (unsigned i = 0; i < SLOT_LOCK_STRIPES; i++)
     pthread_mutex_init (&table->stripes[i].mutex, NULL);
+  table->homes = NULL;
+  pthread_mutex_init (&table->make_lock, NULL);
   return 0;
+}
+
+size_t
+slot_table_homes_bytes (uint64_t slots)
+{
+  return (slots + SLOTS_PER_CHUNK - 1) / SLOTS_PER_CHUNK
+    * sizeof (struct slot_chunk);
+}
+
+void
+slot_table_set_homes (struct slot_table *table, void *homes)
+{
+  table->homes = homes;
+}
+
+/* Whether any page of chunk K's home is in memory (RESIDENT: mincore's
+ * vector over the homes).
+ */
+static bool
+home_resident (struct slot_table *table, const unsigned char *resident,
+               uint64_t k)
+{
+  uintptr_t base = (uintptr_t) table->homes & ~(uintptr_t) (CSWAP_PAGE_SIZE - 1);
+  uintptr_t first = (uintptr_t) &table->homes[k];
+  uintptr_t last = first + sizeof (struct slot_chunk) - 1;
+
+  for (uintptr_t p = first / CSWAP_PAGE_SIZE; p <= last / CSWAP_PAGE_SIZE; p++)
+    if (resident[p - base / CSWAP_PAGE_SIZE] & 1)
+      return true;
+  return false;
+}
+
+int
+slot_table_adopt_begin (struct slot_table *table)
+{
+  uintptr_t base = (uintptr_t) table->homes & ~(uintptr_t) (CSWAP_PAGE_SIZE - 1);
+  size_t bytes = (uintptr_t) table->homes + slot_table_homes_bytes (table->slots)
+    - base;
+  size_t pages = (bytes + CSWAP_PAGE_SIZE - 1) / CSWAP_PAGE_SIZE;
+
+  table->home_resident = malloc (pages ? pages : 1);
+  if (table->home_resident == NULL)
+    return -1;
+  if (mincore ((void *) base, pages * CSWAP_PAGE_SIZE, table->home_resident)) {
+    free (table->home_resident);
+    table->home_resident = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+struct slot_chunk *
+slot_table_home (struct slot_table *table, uint64_t k)
+{
+  return home_resident (table, table->home_resident, k) ? &table->homes[k]
+    : NULL;
+}
+
+void
+slot_table_adopt_end (struct slot_table *table)
+{
+  free (table->home_resident);
+  table->home_resident = NULL;
+}
+
+void
+slot_table_adopt_chunk (struct slot_table *table, uint64_t k, uint32_t users,
+                        uint32_t tag)
+{
+  struct slot_chunk *chunk = &table->homes[k];
+
+  atomic_init (&chunk->users, users);
+  chunk->tag = tag;
+  chunk->next = NULL;
+  atomic_store_explicit (&table->directory[k], chunk, memory_order_release);
+  atomic_fetch_add_explicit (&table->chunks_allocated, 1,
+                             memory_order_relaxed);
 }
 
 static void
@@ -53,9 +135,12 @@ free_list (struct slot_table *table, struct slot_chunk *head)
 void
 slot_table_destroy (struct slot_table *table)
 {
-  for (uint64_t c = 0; c < table->chunks; c++)
-    free (atomic_load (&table->directory[c]));
-  free_list (table, atomic_load (&table->limbo));
+  if (table->homes == NULL) {
+    for (uint64_t c = 0; c < table->chunks; c++)
+      free (atomic_load (&table->directory[c]));
+    free_list (table, atomic_load (&table->limbo));
+  }
+  pthread_mutex_destroy (&table->make_lock);
   for (unsigned i = 0; i < SLOT_LOCK_STRIPES; i++)
     pthread_mutex_destroy (&table->stripes[i].mutex);
   free (table->directory);
@@ -112,10 +197,39 @@ slot_chunk_hold (struct slot_table *table, uint64_t slot)
   return false;
 }
 
+/* slot_chunk_make with homes: the chunk at its home, made once. */
+static int
+make_at_home (struct slot_table *table, uint64_t slot, uint32_t tag)
+{
+  uint64_t k = slot / SLOTS_PER_CHUNK;
+  struct slot_chunk *chunk = &table->homes[k];
+  int made = 0;
+
+  lock_acquire (&table->make_lock, LOCK_RANK_LEAF);
+  if (atomic_load_explicit (&table->directory[k], memory_order_acquire))
+    atomic_fetch_add_explicit (&chunk->users, 1, memory_order_acq_rel);
+  else {
+    /* A dead process's bytes may be here (adoption hooks only the
+     * chunks that hold a page): every slot starts SLOT_ABSENT.
+     */
+    memset (chunk, 0, sizeof *chunk);
+    atomic_init (&chunk->users, 1);
+    chunk->tag = tag;
+    atomic_store_explicit (&table->directory[k], chunk, memory_order_release);
+    atomic_fetch_add_explicit (&table->chunks_allocated, 1,
+                               memory_order_relaxed);
+    made = 1;
+  }
+  lock_release (&table->make_lock);
+  return made;
+}
+
 int
 slot_chunk_make (struct slot_table *table, uint64_t slot, uint32_t tag)
 {
   lock_assert_held (slot_table_stripe (table, slot));
+  if (table->homes)
+    return make_at_home (table, slot, tag);
   /* calloc: every slot starts SLOT_ABSENT. */
   struct slot_chunk *chunk = calloc (1, sizeof *chunk);
 
@@ -149,6 +263,10 @@ slot_chunk_put (struct slot_table *table, uint64_t slot)
   struct slot_chunk *chunk = slot_chunk (table, slot);
   uint32_t none = 0;
 
+  if (table->homes) {           /* never retires: see the header */
+    atomic_fetch_sub_explicit (&chunk->users, 1, memory_order_acq_rel);
+    return NULL;
+  }
   if (atomic_fetch_sub_explicit (&chunk->users, 1, memory_order_acq_rel) != 1
       || !atomic_compare_exchange_strong_explicit (&chunk->users, &none,
                                                    CHUNK_DEAD,

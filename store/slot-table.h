@@ -76,10 +76,32 @@ struct slot_table {
   _Atomic (struct slot_chunk *) limbo;  /* lock-free stack */
   atomic_uint limbo_chunks;             /* relaxed atomic */
   struct slot_lock_stripe *stripes;     /* set at init */
+  struct slot_chunk *homes;             /* set before the first chunk is
+                                           made; NULL: chunks are allocated */
+  pthread_mutex_t make_lock;            /* with homes: one maker at a time */
+  unsigned char *home_resident;         /* during adoption: mincore's */
 };
 
 extern int slot_table_init (struct slot_table *table, uint64_t slots);
 extern void slot_table_destroy (struct slot_table *table);
+/* The bytes the homes of a table of SLOTS slots take. */
+extern size_t slot_table_homes_bytes (uint64_t slots);
+/* Chunks live at HOMES (slot_table_homes_bytes long, zero-filled or a
+ * dead process's) from now on.  Before any chunk is made.
+ */
+extern void slot_table_set_homes (struct slot_table *table, void *homes);
+/* Adoption, before any other use: begin (0, or -1 with errno), then
+ * chunk K's home to look into (NULL where no page of it was ever
+ * touched: reading it would make the kernel fill those pages with
+ * zeros), its return to the directory with USERS slots that hold a page
+ * and TAG, and the end.
+ */
+extern int slot_table_adopt_begin (struct slot_table *table);
+extern struct slot_chunk *slot_table_home (struct slot_table *table,
+                                           uint64_t k);
+extern void slot_table_adopt_end (struct slot_table *table);
+extern void slot_table_adopt_chunk (struct slot_table *table, uint64_t k,
+                                    uint32_t users, uint32_t tag);
 /* Bytes of slot table in use: the directory, the locks, and every chunk
  * allocated (live, or in limbo).
  */
