@@ -29,6 +29,7 @@
 #include "recompress.h"
 #include "slot-state.h"
 #include "store-counters.h"
+#include "store-segment.h"
 #include "store.h"
 #include "writeback.h"
 
@@ -55,6 +56,16 @@ struct store {
   _Atomic uint64_t *area_limit;
   uint64_t *area_hand;          /* each area's CLOCK hand, for writeback at
                                    its limit; the writeback mutex's */
+  /* A store that outlives its process (store-persist.c); NULL, zeros:
+   * one that does not.  Set at creation, but keep_segment (by the
+   * owner, before store_destroy) and the deferred list (emptied once
+   * queued again, by store_start_background).
+   */
+  struct store_segment *segment;
+  struct store_adoption adoption;
+  uint64_t *lost_slots;
+  uint64_t *deferred_slots, deferred_count;
+  bool keep_segment;
 };
 
 /* store-areas.c: whether SLOT's area has a limit of its own.  No lock. */
@@ -108,6 +119,26 @@ store_codec_now (struct store *store)
   return (struct codec_config) { .id = packed >> 16,
                                  .level = (int16_t) (packed & 0xffff) };
 }
+
+/* store-persist.c.  store_segment_open: the segment of a store with
+ * persistence, made or adopted, its homes given to the slot table and
+ * its area to POOL_CONFIG; 0, or -1 with errno and ERROR.
+ * store_adopt_pages: with the pool and its limit made, the dead
+ * process's pages taken back, if a segment was adopted; 0, or -1 with
+ * errno and ERROR.  store_requeue_deferred: once the compressor runs,
+ * the adopted pages it had not compressed yet go to it again.
+ * store_segment_release: detached, and removed if forgotten.
+ * store_segment_after_memory_lock: see store.h's store_start_background.
+ */
+extern int store_segment_open (struct store *store,
+                               const struct store_config *config,
+                               struct zs_pool_config *pool_config,
+                               char *error, size_t error_bytes);
+extern int store_adopt_pages (struct store *store, char *error,
+                              size_t error_bytes);
+extern void store_requeue_deferred (struct store *store);
+extern void store_segment_release (struct store *store);
+extern void store_segment_after_memory_lock (struct store *store);
 
 /* data-path.c: the compressor thread's callback (deferred.h), whose
  * owner is the store.

@@ -55,7 +55,10 @@ config_is_valid (const struct store_config *config)
     && store_codec_valid (&config->codec)
     && recompress_settings_valid (&recompress)
     && config->huge_threshold_bytes <= CSWAP_PAGE_SIZE
-    && pool_limit_valid (config->pool_limit_bytes);
+    && pool_limit_valid (config->pool_limit_bytes)
+    && (config->persistence == STORE_PRIVATE
+        || (config->backing_path == NULL && areas == 1
+            && config->persistence <= STORE_SEGMENT_ADOPT));
 }
 
 /* The slots and the allocator they own.  0, or -1 with errno and
@@ -78,10 +81,19 @@ create_slots (struct store *store, const struct store_config *config)
     .owner = &store->slots,
   };
   store->slots.limit = &store->limit;
+  if (config->persistence != STORE_PRIVATE
+      && store_segment_open (store, config, &pool_config, create_error,
+                             sizeof create_error)) {
+    int saved_errno = errno;
+    slot_state_destroy (&store->slots);
+    errno = saved_errno;
+    return -1;
+  }
   store->slots.pool = zs_pool_create (&pool_config);
   if (store->slots.pool == NULL) {
     int saved_errno = errno;
     snprintf (create_error, sizeof create_error, "allocator: %m");
+    store_segment_release (store);
     slot_state_destroy (&store->slots);
     errno = saved_errno;
     return -1;
@@ -191,6 +203,12 @@ store_create (const struct store_config *config)
   }
   store_codec_set_now (store, &config->codec);
   pool_limit_init (&store->limit, store->slots.pool, config->pool_limit_bytes);
+  if (store_adopt_pages (store, create_error, sizeof create_error)) {
+    int saved_errno = errno;
+    store_destroy (store);
+    errno = saved_errno;
+    return NULL;
+  }
   store->huge_threshold_bytes = huge_threshold (store->slots.pool,
                                                 config->huge_threshold_bytes);
   if (create_threads (store, config)
@@ -213,6 +231,7 @@ store_start_background (struct store *store)
 
   if (r)
     return r;
+  store_segment_after_memory_lock (store);
   if (zs_pool_start_refill (store->slots.pool) == -1)
     return -errno;
   r = writeback_start (store->writeback);
@@ -224,6 +243,8 @@ store_start_background (struct store *store)
     r = recompress_start (store->recompress);
   if (r)
     store_stop_background (store);
+  else
+    store_requeue_deferred (store);
   return r;
 }
 
@@ -253,6 +274,7 @@ store_destroy (struct store *store)
   tier_close (store->slots.tier);
   zs_pool_destroy (store->slots.pool);
   slot_state_destroy (&store->slots);
+  store_segment_release (store);
   store_areas_destroy (store);
   free (store);
 }

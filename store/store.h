@@ -55,6 +55,12 @@ struct store_recompress {
 #define STORE_DEFAULT_COLD_AFTER_S 60
 #define STORE_MAX_COLD_AFTER_S (30u * 24 * 3600)
 
+enum store_persistence {
+  STORE_PRIVATE = 0,            /* the process's memory: dies with it */
+  STORE_SEGMENT_NEW,
+  STORE_SEGMENT_ADOPT,
+};
+
 struct store_config {
   uint64_t size_bytes;          /* device size; a multiple of 4096 */
   /* Areas: 0, none (the device is one, without a limit of its own);
@@ -110,6 +116,13 @@ struct store_config {
    */
   uint64_t (*budget_clock) (void *arg);
   void *budget_clock_arg;
+  /* A store that outlives its process (store-segment.h): its slots and
+   * pool in the System V segment at segment_key, made new, or adopted
+   * from a killed daemon (made new where there is none it can adopt:
+   * store_adoption says).  Not with a backing file or areas.
+   */
+  enum store_persistence persistence;
+  int segment_key;
 };
 
 /* The most pages per writeback batch (the batch buffer's size). */
@@ -124,6 +137,26 @@ struct store_config {
 #define STORE_MIN_POOL_LIMIT_BYTES 4096u  /* parse_pool_limit's too */
 
 struct store;
+
+/* What a store adopted from a killed daemon's segment. */
+struct store_adoption {
+  bool adopted;                 /* false: none, or unusable (why) */
+  const char *why;              /* when not adopted */
+  uint64_t pages;               /* adopted, readable as before */
+  uint64_t lost;                /* pages that could not be: the front end
+                                   must refuse their reads */
+  const uint64_t *lost_slots;   /* the lost pages' numbers, lost of them */
+};
+/* STORE_SEGMENT_ADOPT's outcome; NULL for another store. */
+extern const struct store_adoption *store_adoption (struct store *store);
+/* Whether the store lives in a segment that outlives its process. */
+extern bool store_persists (struct store *store);
+/* The store's devices outlive this process (a daemon that stops
+ * without deleting them): store_destroy leaves its segment for a new
+ * daemon to adopt.  Without this call it removes it: nothing will ask
+ * for its pages again.  (A process that is killed leaves it anyway.)
+ */
+extern void store_keep_on_destroy (struct store *store);
 
 /* Returns NULL with errno set (EINVAL for a bad config, ENOMEM, or the
  * backing file's error) and store_create_error() saying why.
