@@ -144,6 +144,12 @@ library_never_called (const char *path, const struct io_path *io_path)
 static enum lock_extent
 file_lock_extent (const char *path, const struct io_path *io_path)
 {
+  /* The store's System V segment (store/store-segment.h): SHM_LOCK keeps
+   * its pages in memory, and locking it whole would fault in all of its
+   * address space, gigabytes reserved for the pool.
+   */
+  if (strncmp (path, "/SYSV", 5) == 0)
+    return LOCK_TOUCHED;
   if (library_never_called (path, io_path))
     return LOCK_FILE_PAGES_NONE;
   if (strstr (path, "/libsystemd.so"))

@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "proc-swaps.h"
 #include "small-file.h"
+#include "store-segment.h"
 #include "ublk-control.h"
 #include "ublk-leftovers.h"
 
@@ -48,6 +49,18 @@ match_disk (const struct proc_swap_area *area, void *arg)
     search->found = true;
 }
 
+/* The store a killed server of device DEV_ID left (store-segment.h), if
+ * DEV_ID was its set's first: once the device is gone nothing can take
+ * it over, and its memory is locked until removed.
+ */
+static void
+remove_store (uint32_t dev_id)
+{
+  if (store_segment_remove_key (store_segment_key (dev_id)) == 1)
+    printf ("%s: freed the store the server of device %u left\n",
+            PROGRAM_NAME, dev_id);
+}
+
 /* Deletes device DEV_ID if it is dead: 0 (deleted, or not there), or -1
  * after saying why it stays.
  */
@@ -61,8 +74,10 @@ delete_one (struct ublk_control *control, uint32_t dev_id)
 
   snprintf (disk, sizeof disk, "/dev/ublkb%u", dev_id);
   r = ublk_control_get_info (control, dev_id, &info);
-  if (r == -ENODEV)
+  if (r == -ENODEV) {
+    remove_store (dev_id);
     return 0;
+  }
   if (r < 0) {
     fprintf (stderr, "%s: device %u: GET_DEV_INFO: %s\n", PROGRAM_NAME,
              dev_id, strerror (-r));
@@ -99,6 +114,7 @@ delete_one (struct ublk_control *control, uint32_t dev_id)
   }
   printf ("%s: deleted device %u, whose server is gone\n", PROGRAM_NAME,
           dev_id);
+  remove_store (dev_id);
   return 0;
 }
 

@@ -12,10 +12,15 @@
  *
  * Devices are added with user recovery where the driver has it, so that
  * a killed cswap-ublk's devices outlive it: --recover ID,… (one per
- * window, same windows) takes them over instead of adding new ones.  Its
- * store is new and empty, so every page of a device taken over starts
- * lost: a read of one fails with EIO until the kernel writes, discards
- * or zeroes it (lost-pages.h; doc/design.md, "ublk").
+ * window, same windows) takes them over instead of adding new ones.  The
+ * store outlives it too (store-segment.h: its memory is a locked System
+ * V segment, found by the first device's number), and the new daemon
+ * adopts it: every page the kernel was told is written reads back as it
+ * was.  Where it cannot (a store with a backing file, which does not
+ * persist; a segment gone or made by another configuration), its store
+ * is new and empty, and every page of a device taken over starts lost: a
+ * read of one fails with EIO until the kernel writes, discards or zeroes
+ * it (lost-pages.h; doc/design.md, "ublk").
  *
  * ublk (drivers/block/ublk_drv.c, Linux 6.0 and later; enabled in Debian
  * from 6.12) is a block device whose requests a userspace server answers
@@ -60,6 +65,7 @@
 #include "options.h"
 #include "lost-pages.h"
 #include "parse.h"
+#include "store-segment.h"
 #include "ublk-control.h"
 #include "ublk-leftovers.h"
 #include "ublk-queue.h"
@@ -242,21 +248,29 @@ parse_command_line (int argc, char *argv[], struct command_line *cl)
 }
 
 /* The user-recovery flags devices are added with, from the driver's
- * FEATURES (doc/design.md, "ublk": why this order).  Where the driver
- * can fail I/O while no server runs (FAIL_IO, 6.13), it does: for swap
- * that loses nothing more than waiting would (the dead daemon's pages
- * are gone either way, and the kernel keeps a page whose swap-out failed
- * in memory, dirty, and writes it again later) and nothing waits for a
- * server nobody starts.  Without it (6.12) I/O waits for a new server,
- * and the requests the dead one held are sent again (REISSUE): without
- * recovery the driver deletes the disk under the swap area, which then
- * stays until the next boot.
+ * FEATURES (doc/design.md, "ublk": why this order).  A store that
+ * outlives the daemon (STORE_PERSISTS) wants I/O to wait for a new
+ * server, and the requests the dead one held sent again (REISSUE): the
+ * new daemon has every page.  A store that dies with it has none of
+ * them: where the driver can fail I/O while no server runs (FAIL_IO,
+ * 6.13), it does, which for swap loses nothing more than waiting would
+ * (the kernel keeps a page whose swap-out failed in memory, dirty, and
+ * writes it again later), and nothing waits for a server nobody starts.
+ * Without recovery the driver deletes the disk under the swap area,
+ * which then stays until the next boot.
  */
 static uint64_t
-recovery_flags (uint64_t features)
+recovery_flags (uint64_t features, bool store_persists)
 {
   if (!(features & UBLK_F_USER_RECOVERY))
     return 0;
+  /* A store that outlives the daemon loses nothing while I/O waits for
+   * the next one, where failing it would fail swap-ins (SIGBUS) of pages
+   * the new daemon still has.
+   */
+  if (store_persists)
+    return UBLK_F_USER_RECOVERY
+           | (features & UBLK_F_USER_RECOVERY_REISSUE);
   if (features & UBLK_F_USER_RECOVERY_FAIL_IO)
     return UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_FAIL_IO;
   return UBLK_F_USER_RECOVERY
@@ -296,7 +310,9 @@ print_features (void)
   printf ("ublk_user_recovery_fail_io=%s\n",
           features & UBLK_F_USER_RECOVERY_FAIL_IO ? "yes" : "no");
   printf ("ublk_recovery_mode=%s\n",
-          recovery_mode (recovery_flags (features)));
+          recovery_mode (recovery_flags (features, true)));
+  printf ("ublk_recovery_mode_with_backing_file=%s\n",
+          recovery_mode (recovery_flags (features, false)));
   printf ("ublk_ioctl_encode=%s\n",
           features & UBLK_F_CMD_IOCTL_ENCODE ? "yes" : "no");
   ublk_control_close (control);
@@ -530,7 +546,9 @@ add_device (struct ublk_control *control, struct served_device *d,
     .dev_id = (uint32_t) dev_id,
     .flags = UBLK_F_USER_COPY
              | (ublk_control_features (control) & UBLK_F_CMD_IOCTL_ENCODE)
-             | recovery_flags (ublk_control_features (control)),
+             | recovery_flags (ublk_control_features (control),
+                               cl->device.store.persistence
+                               != STORE_PRIVATE),
   };
   r = ublk_control_add (control, &d->info);
   if (r < 0) {
@@ -562,6 +580,40 @@ waits_for_server (const struct ublk_dev_info *info)
 {
   return info->state == UBLK_S_DEV_QUIESCED
          || info->state == UBLK_S_DEV_FAIL_IO;
+}
+
+/* D's lost pages, taken over with a store that ADOPTION says was (or
+ * was not) adopted: none (no map) when every page was; all of them when
+ * none was; else those the adoption lost.  0, or -1 with errno.
+ */
+static int
+lost_map (struct served_device *d, const struct store_adoption *adoption)
+{
+  uint64_t first = d->offset_bytes / CSWAP_PAGE_SIZE;
+  uint64_t pages = d->length_bytes / CSWAP_PAGE_SIZE, kept_from = 0;
+  bool any = false;
+
+  d->lost = NULL;
+  if (adoption && adoption->adopted) {
+    for (uint64_t i = 0; i < adoption->lost; i++)
+      any |= adoption->lost_slots[i] - first < pages;
+    if (!any)
+      return 0;
+  }
+  d->lost = lost_pages_create (pages);
+  if (d->lost == NULL || adoption == NULL || !adoption->adopted)
+    return d->lost ? 0 : -1;
+  /* Lost slots come in increasing order: the runs between are kept. */
+  for (uint64_t i = 0; i < adoption->lost; i++) {
+    uint64_t page = adoption->lost_slots[i] - first;
+
+    if (page >= pages)
+      continue;
+    lost_pages_found (d->lost, kept_from, page - kept_from);
+    kept_from = page + 1;
+  }
+  lost_pages_found (d->lost, kept_from, pages - kept_from);
+  return 0;
 }
 
 /* Takes device DEV_ID over as D (its window set): checks it is a killed
@@ -639,8 +691,7 @@ recover_device (struct ublk_control *control, struct served_device *d,
              d->path, strerror (-r));
     return -1;
   }
-  d->lost = lost_pages_create (d->length_bytes / CSWAP_PAGE_SIZE);
-  if (d->lost == NULL) {
+  if (lost_map (d, store_adoption (d->window.store)) == -1) {
     fprintf (stderr, "%s: %s: the lost-page map: %m\n", PROGRAM_NAME, d->path);
     return -1;
   }
@@ -648,6 +699,24 @@ recover_device (struct ublk_control *control, struct served_device *d,
   d->recovering = true;
   d->char_fd = open_char_device (dev_id);
   return d->char_fd == -1 ? -1 : 0;
+}
+
+/* What became of the killed daemon's store, when taking over. */
+static void
+say_adoption (struct store *store)
+{
+  const struct store_adoption *adoption = store_adoption (store);
+
+  if (adoption == NULL || !store_persists (store))
+    return;
+  if (adoption->adopted)
+    fprintf (stderr, "%s: adopted the killed daemon's store: %llu pages, "
+             "%llu lost\n", PROGRAM_NAME,
+             (unsigned long long) adoption->pages,
+             (unsigned long long) adoption->lost);
+  else if (adoption->why)
+    fprintf (stderr, "%s: the killed daemon's store cannot be adopted (%s): "
+             "its pages are lost\n", PROGRAM_NAME, adoption->why);
 }
 
 /* Starts D's queues and its disk: 0, or -1 after saying why. */
@@ -685,20 +754,27 @@ start_device (struct ublk_control *control, struct served_device *d,
            (unsigned long long) (d->offset_bytes + d->length_bytes),
            d->info.nr_hw_queues, d->info.queue_depth,
            d->info.max_io_buf_bytes / 1024, recovery_mode (d->info.flags));
-  if (d->recovering)
-    fprintf (stderr, "%s: %s: its pages were in the killed daemon's memory: "
-             "a read of one fails with EIO (its owner gets SIGBUS) until it "
-             "is written again\n", PROGRAM_NAME, d->path);
+  if (d->recovering && d->lost == NULL)
+    fprintf (stderr, "%s: %s: every page of it is in the killed daemon's "
+             "store, adopted\n", PROGRAM_NAME, d->path);
+  else if (d->recovering)
+    fprintf (stderr, "%s: %s: %llu of its pages were lost with the killed "
+             "daemon: a read of one fails with EIO (its owner gets SIGBUS) "
+             "until it is written again\n", PROGRAM_NAME, d->path,
+             (unsigned long long) lost_pages_left (d->lost));
   return 0;
 }
 
 /* Undoes what add_device and start_device did of D: the disk goes first,
  * while the queues still serve what it flushes; then the queues, whose
- * commands the driver has aborted; then the device.
+ * commands the driver has aborted; then the device.  False when the
+ * device stays (its DEL_DEV failed, or it was never ours: a device being
+ * taken over is left as it was found).
  */
-static void
+static bool
 remove_device (struct ublk_control *control, struct served_device *d)
 {
+  bool deleted = false;
   int r;
 
   if (d->started && (r = ublk_control_stop (control, d->info.dev_id)) < 0)
@@ -711,6 +787,8 @@ remove_device (struct ublk_control *control, struct served_device *d)
   if (d->added && (r = ublk_control_delete (control, d->info.dev_id)) < 0)
     fprintf (stderr, "%s: %s: DEL_DEV: %s\n", PROGRAM_NAME, d->path,
              strerror (-r));
+  else
+    deleted = d->added;
   d->added = d->started = false;
   if (d->lost) {
     fprintf (stderr, "%s: %s: taken over from a killed daemon: "
@@ -720,6 +798,7 @@ remove_device (struct ublk_control *control, struct served_device *d)
     lost_pages_destroy (d->lost);
     d->lost = NULL;
   }
+  return deleted;
 }
 
 /* The devices' paths into PATH, one a line, whole or not at all. */
@@ -754,6 +833,7 @@ main (int argc, char *argv[])
   uint32_t recover_ids[MAX_WINDOWS];
   struct ublk_control *control = NULL;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
+  int total = 0, deleted;
   bool listed = false;
   const char *why;
   sigset_t stop_signals;
@@ -778,6 +858,8 @@ main (int argc, char *argv[])
   count = parse_windows (cl.windows, cl.device.store.size_bytes, devices);
   if (count == -1)
     return EXIT_FAILURE;
+  for (int i = 0; i < count; i++)
+    devices[i].char_fd = -1;
   if (cl.recover && parse_recover_ids (cl.recover, recover_ids, count) == -1)
     return EXIT_FAILURE;
   if (cl.queues == 0) {
@@ -821,16 +903,33 @@ main (int argc, char *argv[])
     goto out;
   }
 
+  /* The store outlives the daemon where the devices can (user
+   * recovery), found again by the first device's number: known before
+   * the store is made when taking over, and once added otherwise.
+   */
+  if (recovery_flags (ublk_control_features (control), true)
+      && cl.device.store.backing_path == NULL)
+    cl.device.store.persistence = cl.recover ? STORE_SEGMENT_ADOPT
+      : STORE_SEGMENT_NEW;
+  total = count;
+  for (int i = 0; !cl.recover && i < total; i++)
+    if (add_device (control, &devices[i], &cl,
+                    cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
+      count = i + 1;            /* what remove_device must undo */
+      goto out;
+    }
+  cl.device.store.segment_key =
+    store_segment_key (cl.recover ? recover_ids[0] : devices[0].info.dev_id);
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
-  for (int i = 0; i < count; i++) {
+  say_adoption (life.store);
+  for (int i = 0; i < total; i++) {
     devices[i].window = (struct blockdev) {
       .store = life.store, .base_bytes = devices[i].offset_bytes,
       .size_bytes = devices[i].length_bytes,
     };
-    if (cl.recover ? recover_device (control, &devices[i], recover_ids[i]) == -1
-        : add_device (control, &devices[i], &cl,
-                      cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
+    if (cl.recover && recover_device (control, &devices[i],
+                                      recover_ids[i]) == -1) {
       count = i + 1;            /* what remove_device must undo */
       goto out;
     }
@@ -858,8 +957,14 @@ main (int argc, char *argv[])
  out:
   if (listed)
     unlink (cl.device_list);
+  deleted = 0;
   for (int i = count - 1; i >= 0; i--)
-    remove_device (control, &devices[i]);
+    deleted += remove_device (control, &devices[i]);
+  /* A device left (one being taken over, or not yet reached) will want
+   * its pages from the next daemon.
+   */
+  if (life.store && deleted < total)
+    store_keep_on_destroy (life.store);
   ublk_control_close (control);
   daemon_stop (&life);
   if (signal_fd != -1)

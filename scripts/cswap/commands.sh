@@ -98,7 +98,8 @@ cmd_detach ()
   require_root "detach"
   # The daemon killed (the unit's ExecStop= runs then too): a swapoff of
   # its ublk devices would wait for a server for ever.  A new one takes
-  # them over, so that swapoff completes (its lost pages marked bad), and
+  # them over, and their store, so that swapoff completes (pages it lost,
+  # if any, marked bad), and
   # stops once they are off.
   if [[ -e $state_file ]] && ! daemon_alive "$(state_get pid)" && recover_dead_daemon; then
     detach || return $?

@@ -61,14 +61,16 @@ swap_on_deleted_disk ()
 # recover_dead_daemon: the dead daemon's ublk devices, where they wait
 # for a new server (cswap-ublk adds them with user recovery where the
 # driver has it), taken over by a new cswap-ublk (--recover) over the
-# windows recorded, and the state given its PID.  Its store is new: the
-# pages swapped to the devices before are lost (a read of one is EIO),
-# and swap goes on.  0 once it serves them; 1 where there is nothing to
+# windows recorded, and the state given its PID.  It adopts the dead
+# daemon's store (a System V segment that outlived it), so every page
+# swapped before reads back; where it cannot (a store with a backing
+# file) its store is new, the pages swapped before are lost (a read of
+# one is EIO), and swap goes on.  Either way it says which.  0 once it serves them; 1 where there is nothing to
 # take over (another front end, or devices without recovery, whose disks
 # the driver deleted), with the new daemon's reason in its log.
 recover_dead_daemon ()
 {
-  local dev ids=() windows new_pid list=$state_dir/ublk-devices log=$state_dir/daemon.log
+  local dev ids=() windows new_pid adopted list=$state_dir/ublk-devices log=$state_dir/daemon.log
   [[ $(state_get frontend) == ublk && -x $cswap_ublk ]] || return 1
   read_devices
   windows=$(state_get windows)
@@ -89,9 +91,17 @@ recover_dead_daemon ()
     return 1
   fi
   say "the daemon of the last 'up' ($(state_get pid)) is gone:"
-  say "a new daemon ($new_pid) took over ${devices[*]} (ublk user recovery):"
-  say "the pages swapped to them before are lost (a process touching one gets"
-  say "SIGBUS, its read fails with EIO); swapping goes on"
+  say "a new daemon ($new_pid) took over ${devices[*]} (ublk user recovery)"
+  adopted=$(sed -n "s/^cswap-ublk: adopted the killed daemon's store: \([0-9]*\) pages, \([0-9]*\) lost$/\1 \2/p" "$log")
+  if [[ -n $adopted && ${adopted#* } == 0 ]]; then
+    say "and its store: every page swapped before is there (${adopted% *} pages)"
+  elif [[ -n $adopted ]]; then
+    say "and its store, but ${adopted#* } pages were lost (a process touching one"
+    say "gets SIGBUS, its read fails with EIO); swapping goes on"
+  else
+    say "the pages swapped to them before are lost (a process touching one gets"
+    say "SIGBUS, its read fails with EIO); swapping goes on"
+  fi
   state_set pid "$new_pid"
   state_set manager shell
   return 0
