@@ -14,11 +14,16 @@
  * codec_ratio = original bytes / the sum of the compressed lengths the
  * store kept (same-filled pages count 0, raw pages 4096), so the quotient
  * of the two is how well the allocator packs.
+ *
+ * BENCH_STORE_SEGMENT=1 puts each store in a System V segment, as
+ * cswap-ublk's store is (store-segment.h: "segment":true in the lines).
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "compress.h"
@@ -170,9 +175,14 @@ bench_one (const struct pagefile *pf, const struct codec_config *codec,
 {
   struct run run = { .pf = pf, .scale = scale, .threads = threads,
                      .slots = (uint64_t) pf->pages * scale };
-  struct store_config config = { .size_bytes = run.slots * CSWAP_PAGE_SIZE,
-                                 .codec = *codec,
-                                 .reserve_bytes = BENCH_RESERVE_BYTES };
+  bool segment = getenv ("BENCH_STORE_SEGMENT")
+    && strcmp (getenv ("BENCH_STORE_SEGMENT"), "1") == 0;
+  struct store_config config = {
+    .size_bytes = run.slots * CSWAP_PAGE_SIZE, .codec = *codec,
+    .reserve_bytes = BENCH_RESERVE_BYTES,
+    .persistence = segment ? STORE_SEGMENT_NEW : STORE_PRIVATE,
+    .segment_key = 0x63f00000 | (getpid () & 0xfffff),
+  };
   uint64_t bytes = run.slots * CSWAP_PAGE_SIZE;
   struct store_stats s;
   double raw_c, raw_d, store_mbps = 0, store_cpus = 0, load_mbps = 0;
@@ -209,7 +219,7 @@ bench_one (const struct pagefile *pf, const struct codec_config *codec,
     store_destroy (run.store);
   }
 
-  printf ("{\"bench\":\"store\",\"codec\":\"%s\",\"level\":%d,\"threads\":%u,"
+  printf ("{\"bench\":\"store\",\"segment\":%s,\"codec\":\"%s\",\"level\":%d,\"threads\":%u,"
           "\"scale\":%u,\"pages\":%llu,\"store_mbps\":%.1f,\"store_cpus\":%.2f,"
           "\"load_mbps\":%.1f,"
           "\"raw_compress_mbps\":%.1f,\"raw_decompress_mbps\":%.1f,"
@@ -217,7 +227,8 @@ bench_one (const struct pagefile *pf, const struct codec_config *codec,
           "\"metadata_bytes_per_page\":%.2f,\"pool_bytes\":%llu,"
           "\"metadata_bytes\":%llu,\"rss_before\":%llu,\"rss_after\":%llu,"
           "\"errors\":%llu}\n",
-          codec_name (codec->id), codec->level, threads, scale,
+          segment ? "true" : "false", codec_name (codec->id), codec->level,
+          threads, scale,
           (unsigned long long) run.slots, store_mbps, store_cpus, load_mbps,
           raw_c, raw_d,
           (double) s.original_bytes / (s.pool_bytes + s.metadata_bytes),

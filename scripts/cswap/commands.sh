@@ -302,7 +302,11 @@ cmd_status ()
   if ! daemon_alive "$pid"; then
     used=$(swap_used_kib)
     say "not active: the daemon (${pid:-no PID}) is gone: killed or crashed"
-    if [[ $used -gt 0 ]]; then
+    if [[ $used -gt 0 && $(state_get frontend) == ublk ]] \
+       && ! swap_on_deleted_disk "${devices[0]}"; then
+      say "the $used KiB in swap on ${devices[*]} wait for a new daemon: '$program up'"
+      say "takes the devices over with the store the dead one left (ublk user recovery)"
+    elif [[ $used -gt 0 ]]; then
       say "the $used KiB in swap on ${devices[*]} are lost: a process that"
       say "touches one of those pages gets SIGBUS (is killed)"
     fi
