@@ -69,6 +69,7 @@
 #include "ublk-control.h"
 #include "ublk-leftovers.h"
 #include "ublk-queue.h"
+#include "ublk-standby.h"
 
 #define PROGRAM_NAME "cswap-ublk"
 
@@ -111,6 +112,7 @@ struct command_line {
   const char *device_list;      /* --device-list FILE, or NULL */
   const char *recover;          /* --recover ID,…: devices to take over */
   bool print_size;
+  bool no_standby;              /* --no-standby */
 };
 
 static void
@@ -137,6 +139,8 @@ usage (void)
           "    --recover=ID,…    Take over the devices a killed cswap-ublk left\n"
           "                      (one per window, same windows) instead of\n"
           "                      adding new ones; their old pages read as EIO\n"
+          "    --no-standby      No standby process: a killed daemon's devices\n"
+          "                      wait for cswap up (or --recover)\n"
           "    --print-size      Print the store's size in bytes, exit\n"
           "    --features        Print what the kernel's ublk driver has, exit\n"
           "    --delete-dead N…  Delete the devices N… a killed cswap-ublk\n"
@@ -205,6 +209,10 @@ parse_command_line (int argc, char *argv[], struct command_line *cl)
     }
     if (strcmp (arg, "--print-size") == 0) {
       cl->print_size = true;
+      continue;
+    }
+    if (strcmp (arg, "--no-standby") == 0) {
+      cl->no_standby = true;
       continue;
     }
     if (strcmp (arg, "--version") == 0) {
@@ -631,10 +639,18 @@ recover_device (struct ublk_control *control, struct served_device *d,
 
   d->char_fd = -1;
   snprintf (d->path, sizeof d->path, UBLK_BLOCK_PATH_FORMAT, dev_id);
-  /* Checked before the recovery starts, which cannot be undone. */
-  r = ublk_control_get_info (control, dev_id, &d->info);
-  if (r == 0)
-    r = ublk_control_get_params (control, dev_id, &params);
+  /* Checked before the recovery starts, which cannot be undone.  EBUSY:
+   * the driver is still tearing the dead server down (a standby asks at
+   * once: ublk-standby.h).
+   */
+  for (int waited_ms = 0;; waited_ms += 10) {
+    r = ublk_control_get_info (control, dev_id, &d->info);
+    if (r == 0)
+      r = ublk_control_get_params (control, dev_id, &params);
+    if (r != -EBUSY || waited_ms >= RECOVERY_WAIT_MS)
+      break;
+    nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+  }
   if (r < 0) {
     fprintf (stderr, "%s: %s: GET_DEV_INFO or GET_PARAMS: %s\n", PROGRAM_NAME,
              d->path, strerror (-r));
@@ -833,7 +849,8 @@ main (int argc, char *argv[])
   uint32_t recover_ids[MAX_WINDOWS];
   struct ublk_control *control = NULL;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
-  int total = 0, deleted;
+  int total = 0, deleted, standby = 0, report_fd = -1;
+  bool persists, recovering;
   bool listed = false;
   const char *why;
   sigset_t stop_signals;
@@ -887,6 +904,27 @@ main (int argc, char *argv[])
     ublk_control_close (control);
     return EXIT_FAILURE;
   }
+  /* The store outlives the daemon where the devices can (user
+   * recovery), and then a standby waits to take them over
+   * (ublk-standby.h).
+   */
+  persists = recovery_flags (ublk_control_features (control), true)
+             && cl.device.store.backing_path == NULL;
+  if (persists && !cl.recover && !cl.no_standby)
+    standby = ublk_standby_split (count, recover_ids, &report_fd);
+  if (standby == 1) {
+    /* The control ring was the server's since the split (its requests
+     * moved the ring's heads behind this process's back): one of our own.
+     */
+    ublk_control_close (control);
+    control = ublk_control_open (&why);
+    if (control == NULL) {
+      fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
+      return EXIT_FAILURE;
+    }
+  }
+  recovering = cl.recover || standby == 1;
+
   /* The signals are read from a signalfd by main() alone: blocked here,
    * before any thread exists, so that every thread inherits the mask.
    */
@@ -903,23 +941,27 @@ main (int argc, char *argv[])
     goto out;
   }
 
-  /* The store outlives the daemon where the devices can (user
-   * recovery), found again by the first device's number: known before
-   * the store is made when taking over, and once added otherwise.
+  /* The store, found again by the first device's number: known before
+   * it is made when taking over, and once added otherwise.
    */
-  if (recovery_flags (ublk_control_features (control), true)
-      && cl.device.store.backing_path == NULL)
-    cl.device.store.persistence = cl.recover ? STORE_SEGMENT_ADOPT
+  if (persists)
+    cl.device.store.persistence = recovering ? STORE_SEGMENT_ADOPT
       : STORE_SEGMENT_NEW;
   total = count;
-  for (int i = 0; !cl.recover && i < total; i++)
+  for (int i = 0; !recovering && i < total; i++)
     if (add_device (control, &devices[i], &cl,
                     cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
       count = i + 1;            /* what remove_device must undo */
       goto out;
     }
+  if (report_fd != -1) {
+    for (int i = 0; i < total; i++)
+      recover_ids[i] = devices[i].info.dev_id;
+    ublk_standby_report (report_fd, total, recover_ids);
+    report_fd = -1;
+  }
   cl.device.store.segment_key =
-    store_segment_key (cl.recover ? recover_ids[0] : devices[0].info.dev_id);
+    store_segment_key (recovering ? recover_ids[0] : devices[0].info.dev_id);
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
   say_adoption (life.store);
@@ -928,7 +970,7 @@ main (int argc, char *argv[])
       .store = life.store, .base_bytes = devices[i].offset_bytes,
       .size_bytes = devices[i].length_bytes,
     };
-    if (cl.recover && recover_device (control, &devices[i],
+    if (recovering && recover_device (control, &devices[i],
                                       recover_ids[i]) == -1) {
       count = i + 1;            /* what remove_device must undo */
       goto out;
