@@ -985,6 +985,7 @@ main (int argc, char *argv[])
   for (int i = 0; i < count; i++)
     if (start_device (control, &devices[i], ended_fd) == -1)
       goto out;
+  ublk_standby_release_messages ();
   if (cl.device_list) {
     if (write_device_list (cl.device_list, devices, count) == -1)
       goto out;
@@ -997,6 +998,7 @@ main (int argc, char *argv[])
   status = EXIT_SUCCESS;
 
  out:
+  ublk_standby_release_messages ();
   if (listed)
     unlink (cl.device_list);
   deleted = 0;

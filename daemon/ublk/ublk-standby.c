@@ -16,6 +16,56 @@
 
 #define PROGRAM_NAME "cswap-ublk"
 
+/* While the standby takes over, its messages wait in a pipe: its stderr
+ * is a file, often on a tmpfs (/run/cswap/daemon.log), whose pages may be
+ * in swap on the very devices being taken over, and a write to one would
+ * wait for a swap-in that only the standby can serve (measured: blocked
+ * in shmem_swapin_folio, the machine stalled).  A pipe's buffer is the
+ * kernel's memory.  Released once the devices serve.
+ */
+static int held_stderr = -1, log_pipe = -1;
+
+/* Holds stderr's messages in a pipe; without one, they go as before. */
+static void
+hold_messages (void)
+{
+  int fds[2];
+
+  if (pipe2 (fds, O_CLOEXEC | O_NONBLOCK) == -1)
+    return;
+  fflush (stderr);
+  held_stderr = fcntl (2, F_DUPFD_CLOEXEC, 3);
+  if (held_stderr == -1 || dup2 (fds[1], 2) == -1) {
+    close (fds[0]);
+    close (fds[1]);
+    if (held_stderr != -1)
+      close (held_stderr);
+    held_stderr = -1;
+    return;
+  }
+  close (fds[1]);
+  log_pipe = fds[0];
+}
+
+void
+ublk_standby_release_messages (void)
+{
+  char buf[4096];
+  ssize_t n;
+
+  if (held_stderr == -1)
+    return;
+  fflush (stderr);
+  dup2 (held_stderr, 2);
+  close (held_stderr);
+  held_stderr = -1;
+  while ((n = read (log_pipe, buf, sizeof buf)) > 0)
+    if (write (2, buf, n) != n)
+      break;
+  close (log_pipe);
+  log_pipe = -1;
+}
+
 int
 ublk_standby_report (int report_fd, int count, const uint32_t ids[])
 {
@@ -94,6 +144,7 @@ watch (pid_t server, int pidfd, int signal_fd, int report_fd, int count,
   }
   if (!WIFSIGNALED (status) || got != want)
     end_with (status);
+  hold_messages ();
   fprintf (stderr, "%s: the server (pid %d) was killed (%s): the standby "
            "(pid %d) takes its devices and its store over\n", PROGRAM_NAME,
            (int) server, strsignal (WTERMSIG (status)), (int) getpid ());

@@ -32,6 +32,11 @@
  * why.
  */
 extern int ublk_standby_split (int count, uint32_t ids[], int *report_fd);
+/* In a standby that took over: its messages, held since (stderr may be a
+ * file whose pages are in swap on the devices it takes over), written
+ * out once the devices serve, or at its end.  Nothing elsewhere.
+ */
+extern void ublk_standby_release_messages (void);
 /* In the server: the COUNT devices IDS are added; 0 or -1 after saying
  * why (the standby then ends with the server).
  */
