@@ -371,8 +371,13 @@ adopt_and_check (unsigned generation, bool keep)
   ok (stats.pages_stored == written, "generation %u: pages_stored %llu is "
       "the pages written", generation,
       (unsigned long long) stats.pages_stored);
-  ok (zs_pool_check (store_pool (store)) == 0,
-      "generation %u: the allocator's invariants hold", generation);
+  /* zs_pool_check holds every class lock at once, more than
+   * ThreadSanitizer's deadlock detector can track (as in test-store).
+   */
+  const char *sanitize = getenv ("CSWAP_SANITIZE");
+  if (sanitize == NULL || strstr (sanitize, "thread") == NULL)
+    ok (zs_pool_check (store_pool (store)) == 0,
+        "generation %u: the allocator's invariants hold", generation);
   if (keep)
     store_keep_on_destroy (store);
   store_destroy (store);
