@@ -440,6 +440,28 @@ remove_segment (void)
     shmctl (shmid, IPC_RMID, NULL);
 }
 
+/* Segments an earlier run left when a sanitizer aborted it before its
+ * atexit handlers ran: the test's keys (0x63f…), attached by no process.
+ * Each stays locked until removed.
+ */
+static void
+remove_stale_segments (void)
+{
+  FILE *f = fopen ("/proc/sysvipc/shm", "re");
+  char line[512];
+  int key, shmid;
+  unsigned long attached;
+
+  if (f == NULL)
+    return;
+  while (fgets (line, sizeof line, f))
+    if (sscanf (line, "%d %d %*o %*u %*d %*d %lu", &key, &shmid,
+                &attached) == 3
+        && (key & 0xfff00000) == 0x63f00000 && attached == 0)
+      shmctl (shmid, IPC_RMID, NULL);
+  fclose (f);
+}
+
 int
 main (void)
 {
@@ -454,6 +476,7 @@ main (void)
     generations = 3;
   /* A key of the test's own, clear of store_segment_key's for a device. */
   segment_key = 0x63f00000 | (getpid () & 0xfffff);
+  remove_stale_segments ();
   atexit (remove_segment);
   probe = open_store (STORE_SEGMENT_NEW);
   if (probe == NULL && (errno == EPERM || errno == ENOMEM || errno == ENOSYS))
