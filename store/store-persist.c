@@ -191,12 +191,6 @@ store_adoption (struct store *store)
   return store->segment ? &store->adoption : NULL;
 }
 
-bool
-store_persists (struct store *store)
-{
-  return store->segment != NULL;
-}
-
 void
 store_keep_on_destroy (struct store *store)
 {

@@ -147,10 +147,10 @@ struct store_adoption {
                                    must refuse their reads */
   const uint64_t *lost_slots;   /* the lost pages' numbers, lost of them */
 };
-/* STORE_SEGMENT_ADOPT's outcome; NULL for another store. */
+/* STORE_SEGMENT_ADOPT's outcome (adopted false for STORE_SEGMENT_NEW);
+ * NULL for a store that does not persist.
+ */
 extern const struct store_adoption *store_adoption (struct store *store);
-/* Whether the store lives in a segment that outlives its process. */
-extern bool store_persists (struct store *store);
 /* The store's devices outlive this process (a daemon that stops
  * without deleting them): store_destroy leaves its segment for a new
  * daemon to adopt.  Without this call it removes it: nothing will ask

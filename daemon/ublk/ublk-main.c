@@ -356,6 +356,13 @@ device_params (uint64_t size_bytes)
   };
 }
 
+/* The step of every wait for the driver below. */
+static void
+wait_10ms (void)
+{
+  nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+}
+
 /* /dev/ublkcDEV_ID, opened once it exists. */
 static int
 open_char_device (uint32_t dev_id)
@@ -369,7 +376,7 @@ open_char_device (uint32_t dev_id)
     /* EBUSY: a dead server's descriptor not yet released. */
     if (fd >= 0 || (errno != ENOENT && errno != EBUSY))
       break;
-    nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+    wait_10ms ();
   }
   if (fd == -1)
     fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, path);
@@ -639,9 +646,11 @@ recover_device (struct ublk_control *control, struct served_device *d,
 
   d->char_fd = -1;
   snprintf (d->path, sizeof d->path, UBLK_BLOCK_PATH_FORMAT, dev_id);
-  /* Checked before the recovery starts, which cannot be undone.  EBUSY:
-   * the driver is still tearing the dead server down (a standby asks at
-   * once: ublk-standby.h).
+  /* Checked before the recovery starts, which cannot be undone.  EBUSY
+   * is waited out as START_USER_RECOVERY's is below: a standby asks the
+   * moment its server dies (ublk-standby.h).  (The EBUSY it met for 10 s
+   * came through the control ring it shared with the server; with one of
+   * its own it has not been seen.)
    */
   for (int waited_ms = 0;; waited_ms += 10) {
     r = ublk_control_get_info (control, dev_id, &d->info);
@@ -649,7 +658,7 @@ recover_device (struct ublk_control *control, struct served_device *d,
       r = ublk_control_get_params (control, dev_id, &params);
     if (r != -EBUSY || waited_ms >= RECOVERY_WAIT_MS)
       break;
-    nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+    wait_10ms ();
   }
   if (r < 0) {
     fprintf (stderr, "%s: %s: GET_DEV_INFO or GET_PARAMS: %s\n", PROGRAM_NAME,
@@ -700,7 +709,7 @@ recover_device (struct ublk_control *control, struct served_device *d,
       r = -EBUSY;               /* never quiesced, or never released */
       break;
     }
-    nanosleep (&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+    wait_10ms ();
   }
   if (r < 0) {
     fprintf (stderr, "%s: %s: START_USER_RECOVERY: %s\n", PROGRAM_NAME,
@@ -723,7 +732,7 @@ say_adoption (struct store *store)
 {
   const struct store_adoption *adoption = store_adoption (store);
 
-  if (adoption == NULL || !store_persists (store))
+  if (adoption == NULL)
     return;
   if (adoption->adopted)
     fprintf (stderr, "%s: adopted the killed daemon's store: %llu pages, "
