@@ -430,6 +430,38 @@ test_torn_slot (void)
   store_destroy (store);
 }
 
+/* A segment made for another configuration is not adopted: the store
+ * is new and empty, says why, and the old segment is gone.
+ */
+static void
+test_other_configuration (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE], got[CSWAP_PAGE_SIZE];
+  struct store_config config = {
+    .size_bytes = 2 * (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
+    .codec = { CODEC_LZ4, codec_default_level (CODEC_LZ4) },
+    .persistence = STORE_SEGMENT_ADOPT, .segment_key = segment_key,
+  };
+  struct store *store = open_store (STORE_SEGMENT_NEW);
+  const struct store_adoption *adoption;
+
+  page_contents (2, page);
+  store_write (store, page, CSWAP_PAGE_SIZE, 0);
+  store_keep_on_destroy (store);
+  store_destroy (store);
+  store = store_create (&config);
+  adoption = store ? store_adoption (store) : NULL;
+  ok (adoption && !adoption->adopted && adoption->why,
+      "a segment of another device size is not adopted (%s)",
+      adoption && adoption->why ? adoption->why : "?");
+  ok (store && store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
+      && got[0] == 0 && memcmp (got, got + 1, CSWAP_PAGE_SIZE - 1) == 0,
+      "and the new store is empty");
+  store_destroy (store);
+  ok (shmget (segment_key, 0, 0) == -1 && errno == ENOENT,
+      "and no segment is left once it stops");
+}
+
 /* A test that bails out leaves no locked segment behind. */
 static void
 remove_segment (void)
@@ -488,6 +520,7 @@ main (void)
       "a store stopped cleanly removes its segment");
   diag ("seed %#llx", (unsigned long long) seed);
   test_torn_slot ();
+  test_other_configuration ();
 
   for (unsigned g = 0; g < generations; g++) {
     uint64_t gseed = seed + 1001 * g;   /* odd steps: at a free, every other */
