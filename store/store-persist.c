@@ -191,6 +191,15 @@ store_adoption (struct store *store)
   return store->segment ? &store->adoption : NULL;
 }
 
+void *
+store_persistent_note (struct store *store, size_t *bytes)
+{
+  if (store->segment == NULL)
+    return NULL;
+  *bytes = STORE_SEGMENT_NOTE_BYTES;
+  return store_segment_note (store->segment);
+}
+
 void
 store_keep_on_destroy (struct store *store)
 {

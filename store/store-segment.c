@@ -15,10 +15,13 @@
 
 /* The first bytes of a segment.  LAYOUT changes whenever anything in the
  * segment is laid out or encoded otherwise: the header, a slot chunk, a
- * slot's word or flags (slot-state.c), a zspage (allocator/).
+ * slot's word or flags (slot-state.c), a zspage (allocator/), the note's
+ * place or size.  2: the note.
  */
 #define SEGMENT_MAGIC "cswapseg"
-#define SEGMENT_LAYOUT 1
+#define SEGMENT_LAYOUT 2
+/* Where in the header page the front end's note starts. */
+#define SEGMENT_NOTE_OFFSET (CSWAP_PAGE_SIZE - STORE_SEGMENT_NOTE_BYTES)
 
 struct segment_header {
   char magic[8];
@@ -29,8 +32,8 @@ struct segment_header {
   uint64_t chunks_bytes;
   uint64_t area_bytes;
 };
-_Static_assert (sizeof (struct segment_header) <= CSWAP_PAGE_SIZE,
-                "the header fits its page");
+_Static_assert (sizeof (struct segment_header) <= SEGMENT_NOTE_OFFSET,
+                "the header fits its page, before the note");
 
 int
 store_segment_key (uint32_t dev_id)
@@ -62,6 +65,12 @@ header_for (const struct store_segment *seg)
 
   memcpy (h.magic, SEGMENT_MAGIC, sizeof h.magic);
   return h;
+}
+
+void *
+store_segment_note (const struct store_segment *seg)
+{
+  return seg->base + SEGMENT_NOTE_OFFSET;
 }
 
 void *

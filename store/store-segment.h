@@ -18,13 +18,16 @@
  *
  * Layout, all offsets page-aligned:
  *
- *   [ header: one page ][ slot chunks: one home per chunk ][ zspage area ]
+ *   [ header, note: one page ][ slot chunks: one home per chunk ][ zspages ]
  *
  * The header says what made the segment (layout version, sizes, the
  * allocator's geometry); a daemon adopts a segment only if everything in
- * it is what its own configuration would make.  The slot chunks and the
- * zspage area hold no pointers, only numbers (slot-table.h,
- * allocator/zs-internal.h), so the segment may be mapped anywhere.
+ * it is what its own configuration would make.  The note is the front
+ * end's: what it must find again after a kill besides the pages (the
+ * ladder's hand-over, ladder-record.h), zero in a new segment.  The slot
+ * chunks and the zspage area hold no pointers, only numbers
+ * (slot-table.h, allocator/zs-internal.h), so the segment may be mapped
+ * anywhere.
  * Everything else (the allocator's descriptors and lists, the counters,
  * the queues) is the process's own, and is rebuilt from the slots when a
  * segment is adopted (store-adopt.c).
@@ -57,6 +60,9 @@ struct store_segment {
   size_t area_bytes;            /* the allocator's zspage area */
 };
 
+/* The note's size, the end of the header page. */
+#define STORE_SEGMENT_NOTE_BYTES 3072
+
 /* The segment key of a store whose first ublk device is DEV_ID. */
 extern int store_segment_key (uint32_t dev_id);
 
@@ -70,7 +76,10 @@ extern int store_segment_make (struct store_segment *seg, const char **why);
  * has it attached; EINVAL: made for another geometry or layout) and *WHY.
  */
 extern int store_segment_adopt (struct store_segment *seg, const char **why);
-/* The slot chunks' homes and the zspage area, in an attached segment. */
+/* The note (STORE_SEGMENT_NOTE_BYTES), the slot chunks' homes and the
+ * zspage area, in an attached segment.
+ */
+extern void *store_segment_note (const struct store_segment *seg);
 extern void *store_segment_chunks (const struct store_segment *seg);
 extern void *store_segment_area (const struct store_segment *seg);
 /* After the daemon locks its memory (mlockall): unlocks the segment's

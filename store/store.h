@@ -151,6 +151,13 @@ struct store_adoption {
  * NULL for a store that does not persist.
  */
 extern const struct store_adoption *store_adoption (struct store *store);
+/* A few bytes that persist with the store, for what its front end must
+ * find again after a kill besides the pages (the ladder's hand-over:
+ * ladder-record.h): zero in a new store, as the killed daemon left them in
+ * an adopted one.  NULL for a store that does not persist; else *BYTES
+ * is their size.
+ */
+extern void *store_persistent_note (struct store *store, size_t *bytes);
 /* The store's devices outlive this process (a daemon that stops
  * without deleting them): store_destroy leaves its segment for a new
  * daemon to adopt.  Without this call it removes it: nothing will ask

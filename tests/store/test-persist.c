@@ -430,6 +430,39 @@ test_torn_slot (void)
   store_destroy (store);
 }
 
+/* The note (store_persistent_note: the ladder's hand-over) is zero in a
+ * new store, holds what the last daemon wrote in an adopted one, and a
+ * store that does not persist has none.
+ */
+static void
+test_note (void)
+{
+  struct store *store = open_store (STORE_SEGMENT_NEW);
+  unsigned char *note;
+  size_t bytes = 0, zeros = 0, as_written = 0;
+
+  note = store ? store_persistent_note (store, &bytes) : NULL;
+  for (size_t i = 0; note && i < bytes; i++) {
+    zeros += note[i] == 0;
+    note[i] = (unsigned char) (i * 7 + 1);
+  }
+  ok (note && bytes >= 1024 && zeros == bytes,
+      "a new store's note is %zu bytes of zeros", bytes);
+  store_keep_on_destroy (store);
+  store_destroy (store);
+  store = open_store (STORE_SEGMENT_ADOPT);
+  note = store ? store_persistent_note (store, &bytes) : NULL;
+  for (size_t i = 0; note && i < bytes; i++)
+    as_written += note[i] == (unsigned char) (i * 7 + 1);
+  ok (note && as_written == bytes,
+      "an adopted store's note is as the last daemon wrote it");
+  store_destroy (store);
+  store = open_store (STORE_PRIVATE);
+  ok (store && store_persistent_note (store, &bytes) == NULL,
+      "a store that does not persist has no note");
+  store_destroy (store);
+}
+
 /* A segment made for another configuration is not adopted: the store
  * is new and empty, says why, and the old segment is gone.
  */
@@ -520,6 +553,7 @@ main (void)
       "a store stopped cleanly removes its segment");
   diag ("seed %#llx", (unsigned long long) seed);
   test_torn_slot ();
+  test_note ();
   test_other_configuration ();
 
   for (unsigned g = 0; g < generations; g++) {
