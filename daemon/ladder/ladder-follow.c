@@ -29,6 +29,7 @@
 #include "json.h"
 #include "ladder-follow.h"
 #include "ladder-policy.h"
+#include "ladder-record.h"
 #include "memory-safety.h"
 #include "monotonic.h"
 #include "page.h"
@@ -43,7 +44,7 @@
 #define SWAP_FLAG_DISCARD_PAGES 0x40000
 #endif
 
-#define DEVICE_NAME_BYTES 64
+#define DEVICE_NAME_BYTES LADDER_RECORD_DEVICE_BYTES
 /* "/proc/self/fd/" and a descriptor's number. */
 #define FD_PATH_BYTES 32
 /* The follower's stack: /proc/swaps and a path are its deepest frames. */
@@ -72,6 +73,7 @@ struct ladder_step {
 struct ladder {
   char swap_file[PATH_MAX];
   struct store *store;
+  void *record;                 /* the store's note (ladder-record.h), or NULL */
   struct control_extension extension;
   int wake_fd;                  /* eventfd: the write path wakes the follower */
 
@@ -303,6 +305,9 @@ follow (void *arg)
 
     if (read_views (l, views, monotonic_ns ()) == 0) {
       if (swapped_off_elsewhere (l, was_online, views)) {
+        /* Nor will a daemon that takes over from this one. */
+        if (l->record)
+          ladder_record_clear (l->record);
         atomic_store (&l->following, false);
         atomic_store (&l->stood_aside, true);
         break;
@@ -508,29 +513,23 @@ check_served_window (struct ladder *l, int fd, const char *device,
   return 0;
 }
 
-/* ladder add DEVICE OFFSET LENGTH PRIORITY */
+/* Step l->count: DEVICE over the window OFFSET, LENGTH, swapped on at
+ * PRIORITY, once checked to be this daemon's window.  0, or -1 with the
+ * reason in ERROR.
+ */
 static int
-add_step (struct ladder *l, char *const *argv, struct json *reply,
-          char *error, size_t size)
+add_checked_step (struct ladder *l, const char *device, uint64_t offset,
+                  uint64_t length, int priority, char *error, size_t size)
 {
   struct ladder_step *s = &l->steps[l->count];
-  uint64_t offset, length, next = 0;
-  int64_t priority;
+  uint64_t next = 0;
   struct stat st;
-  const char *why;
   char path[FD_PATH_BYTES];
   ssize_t name_bytes;
   int fd;
 
-  if (l->follower_running)
-    return refuse (error, size, "already following (ladder stop first)");
   if (l->count == LADDER_MAX_STEPS)
     return refuse (error, size, "at most %d steps", LADDER_MAX_STEPS);
-  if (parse_uint64 (argv[1], 0, UINT64_MAX, &offset, &why) == -1
-      || parse_uint64 (argv[2], 2 * CSWAP_PAGE_SIZE, UINT64_MAX, &length,
-                       &why) == -1
-      || parse_int64 (argv[3], -1, 32767, &priority, &why) == -1)
-    return refuse (error, size, "ladder add: %s", why);
   if (l->count)
     next = l->steps[l->count - 1].offset_bytes
       + l->steps[l->count - 1].length_bytes;
@@ -542,12 +541,12 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
                    "device", (unsigned long long) offset,
                    (unsigned long long) length, (unsigned long long) next);
   /* O_NONBLOCK: a FIFO named here must not hold the control thread. */
-  fd = open (argv[0], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  fd = open (device, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd == -1)
-    return refuse (error, size, "%s: %s", argv[0], strerrordesc_np (errno));
+    return refuse (error, size, "%s: %s", device, strerrordesc_np (errno));
   if (fstat (fd, &st) == -1 || !S_ISBLK (st.st_mode)) {
     close (fd);
-    return refuse (error, size, "%s: not a block device", argv[0]);
+    return refuse (error, size, "%s: not a block device", device);
   }
   /* What the step is shown as: the name the kernel opened, symbolic
    * links resolved, as /proc/swaps will show it.
@@ -557,17 +556,17 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
   if (name_bytes <= 0 || (size_t) name_bytes >= sizeof s->device) {
     close (fd);
     return refuse (error, size, "%s: its name is too long (or unknown)",
-                   argv[0]);
+                   device);
   }
   s->device[name_bytes] = '\0';
   for (unsigned i = 0; i < l->count; i++)
     if (l->steps[i].rdev == st.st_rdev) {
       close (fd);
-      return refuse (error, size, "%s: already step %u", argv[0], i);
+      return refuse (error, size, "%s: already step %u", device, i);
     }
   if ((l->swap_file[0]
-       ? check_loop_window (l, s, fd, argv[0], offset, length, error, size)
-       : check_served_window (l, fd, argv[0], offset, length, error, size))
+       ? check_loop_window (l, s, fd, device, offset, length, error, size)
+       : check_served_window (l, fd, device, offset, length, error, size))
       == -1) {
     close (fd);
     return -1;
@@ -579,7 +578,79 @@ add_step (struct ladder *l, char *const *argv, struct json *reply,
   s->priority = priority;
   atomic_store (&s->rest_until_ns, 0);
   l->count++;
+  return 0;
+}
+
+/* ladder add DEVICE OFFSET LENGTH PRIORITY */
+static int
+add_step (struct ladder *l, char *const *argv, struct json *reply,
+          char *error, size_t size)
+{
+  uint64_t offset, length;
+  int64_t priority;
+  const char *why;
+
+  if (l->follower_running)
+    return refuse (error, size, "already following (ladder stop first)");
+  if (parse_uint64 (argv[1], 0, UINT64_MAX, &offset, &why) == -1
+      || parse_uint64 (argv[2], 2 * CSWAP_PAGE_SIZE, UINT64_MAX, &length,
+                       &why) == -1
+      || parse_int64 (argv[3], -1, 32767, &priority, &why) == -1)
+    return refuse (error, size, "ladder add: %s", why);
+  if (add_checked_step (l, argv[0], offset, length, priority, error, size)
+      == -1)
+    return -1;
   json_uint (reply, "step_count", l->count);
+  return 0;
+}
+
+/* What was handed over, as a daemon that takes over from this one must
+ * follow it again (ladder-record.h).
+ */
+static void
+record_hand_over (struct ladder *l)
+{
+  struct ladder_hand_over h = {
+    .count = l->count,
+    .headroom_bytes = l->headroom_bytes,
+    .floor_bytes = l->floor_bytes,
+  };
+
+  if (l->record == NULL)
+    return;
+  for (unsigned i = 0; i < l->count; i++) {
+    memcpy (h.steps[i].device, l->steps[i].device, sizeof h.steps[i].device);
+    h.steps[i].offset_bytes = l->steps[i].offset_bytes;
+    h.steps[i].length_bytes = l->steps[i].length_bytes;
+    h.steps[i].priority = l->steps[i].priority;
+  }
+  ladder_record_save (l->record, &h);
+}
+
+/* Follows the steps at HEADROOM_BYTES and FLOOR_BYTES: 0, or -1 with the
+ * reason in ERROR.
+ */
+static int
+follow_steps (struct ladder *l, uint64_t headroom_bytes, uint64_t floor_bytes,
+              char *error, size_t size)
+{
+  int err;
+
+  if (l->follower_running)
+    return refuse (error, size, "already following");
+  if (l->count == 0)
+    return refuse (error, size, "no steps (ladder add first)");
+  if (headroom_bytes < CONFIG_MIN_LADDER_HEADROOM
+      || headroom_bytes > CONFIG_MAX_LADDER_HEADROOM)
+    return refuse (error, size, "ladder follow: the headroom must be 4M "
+                   "to 1T");
+  l->headroom_bytes = headroom_bytes;
+  l->floor_bytes = floor_bytes;
+  err = start_follower (l);
+  if (err)
+    return refuse (error, size, "starting the follower: %s",
+                   strerrordesc_np (err));
+  record_hand_over (l);
   return 0;
 }
 
@@ -590,25 +661,13 @@ start_following (struct ladder *l, const char *headroom, const char *floor,
 {
   uint64_t bytes, floor_bytes = 0;
   const char *why;
-  int err;
 
-  if (l->follower_running)
-    return refuse (error, size, "already following");
-  if (l->count == 0)
-    return refuse (error, size, "no steps (ladder add first)");
   if (parse_size (headroom, &bytes, &why) == -1)
     return refuse (error, size, "ladder follow: %s", why);
-  if (bytes < CONFIG_MIN_LADDER_HEADROOM || bytes > CONFIG_MAX_LADDER_HEADROOM)
-    return refuse (error, size, "ladder follow: the headroom must be 4M "
-                   "to 1T");
   if (floor != NULL && parse_size (floor, &floor_bytes, &why) == -1)
     return refuse (error, size, "ladder follow: the floor: %s", why);
-  l->headroom_bytes = bytes;
-  l->floor_bytes = floor_bytes;
-  err = start_follower (l);
-  if (err)
-    return refuse (error, size, "starting the follower: %s",
-                   strerrordesc_np (err));
+  if (follow_steps (l, bytes, floor_bytes, error, size) == -1)
+    return -1;
   json_bool (reply, "following", true);
   return 0;
 }
@@ -663,6 +722,8 @@ run_ladder (void *arg, unsigned argc, char *const *argv, struct json *reply,
   if (strcmp (argv[0], "stop") == 0 && argc == 1) {
     stop_follower (l, 0);
     forget_steps (l);
+    if (l->record)
+      ladder_record_clear (l->record);
     json_bool (reply, "following", false);
     return 0;
   }
@@ -709,6 +770,7 @@ struct ladder *
 ladder_create (const char *swap_file, struct store *store)
 {
   struct ladder *l;
+  size_t note_bytes;
 
   if (swap_file != NULL && strlen (swap_file) >= PATH_MAX) {
     errno = ENAMETOOLONG;
@@ -725,6 +787,10 @@ ladder_create (const char *swap_file, struct store *store)
   if (swap_file != NULL)
     strcpy (l->swap_file, swap_file);
   l->store = store;
+  /* Only a store that outlives the process has a note. */
+  l->record = store_persistent_note (store, &note_bytes);
+  if (l->record && note_bytes < ladder_record_bytes ())
+    l->record = NULL;
   pthread_mutex_init (&l->lock, NULL);
   l->extension = (struct control_extension) {
     .command = "ladder",
@@ -738,6 +804,30 @@ ladder_create (const char *swap_file, struct store *store)
     .read_numbers = read_numbers, .arg = l,
   };
   return l;
+}
+
+int
+ladder_resume (struct ladder *l, char *error, size_t size)
+{
+  struct ladder_hand_over h;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&l->lock);
+
+  if (l->record == NULL || !ladder_record_load (l->record, &h))
+    return 0;
+  if (l->shut || l->follower_running || l->count)
+    return refuse (error, size, "the ladder was handed over already");
+  for (unsigned i = 0; i < h.count; i++)
+    if (add_checked_step (l, h.steps[i].device, h.steps[i].offset_bytes,
+                          h.steps[i].length_bytes, h.steps[i].priority,
+                          error, size) == -1) {
+      forget_steps (l);
+      return -1;
+    }
+  if (follow_steps (l, h.headroom_bytes, h.floor_bytes, error, size) == -1) {
+    forget_steps (l);
+    return -1;
+  }
+  return (int) l->count;
 }
 
 void

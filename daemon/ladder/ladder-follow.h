@@ -59,11 +59,19 @@
  * swapoff that fails makes its step rest for LADDER_REST_MS (the policy
  * passes over it: the next step down gives the room instead).
  *
+ * With a store that outlives the process (cswap-ublk's), `follow` also
+ * records the hand-over in the store (ladder-record.h), and a daemon
+ * that takes the devices over from a killed one follows again from it
+ * (ladder_resume): else the steps the dead one had swapped off would stay
+ * off while the programs that filled swap go on.  `ladder stop` clears
+ * the record.
+ *
  * A step another process swaps off (systemd stopping its swap units at
  * shutdown, an administrator) makes the follower stand aside: it logs
  * the step, ends, and `ladder` says "stood_aside", until `ladder stop`
- * and `ladder follow` (cswap up).  Fighting it, it swapped steps on again
- * as fast as systemd took them off at shutdown.
+ * and `ladder follow` (cswap up); its record is cleared, so that no
+ * daemon taking over follows again either.  Fighting it, it swapped steps
+ * on again as fast as systemd took them off at shutdown.
  *
  * Locking: ladder->lock, a leaf (common/lock-order.h), guards the steps,
  * the headroom and the follower's start and stop; every control command
@@ -75,6 +83,7 @@
 #ifndef CSWAP_LADDER_FOLLOW_H
 #define CSWAP_LADDER_FOLLOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "control.h"
@@ -100,6 +109,15 @@ extern struct ladder *ladder_create (const char *swap_file,
 /* The `ladder` command and the ladder_* numbers, for control_extend. */
 extern const struct control_extension *
 ladder_control_extension (struct ladder *ladder);
+/* A daemon that adopted a killed one's store (cswap-ublk taking its
+ * devices over): follows again what that daemon was handed, as it
+ * recorded it in the store (ladder-record.h).  Call it once the devices
+ * serve: each step's header is read through them.  The number of steps
+ * followed, 0 where there is nothing to follow again (no record: the
+ * ladder was never handed over, was stopped, or its follower stood
+ * aside), or -1 with the reason in ERROR (nothing followed).
+ */
+extern int ladder_resume (struct ladder *ladder, char *error, size_t size);
 /* From the write path: BYTES were written to the device.  LADDER may be
  * NULL.  Costs an atomic addition, and a write to an eventfd once per
  * LADDER_WAKE_BYTES while following.
