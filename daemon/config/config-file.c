@@ -411,9 +411,6 @@ check_service (const char *path, const struct cswap_service *service,
     if (service->frontend == FRONTEND_REMOTE)
       reason = "frontend = remote is one device, with no ladder to follow "
         "(use ladder-online = all)";
-    else if (service->frontend == FRONTEND_UBLK)
-      reason = "frontend = ublk: cswap-ublk's steps are its own devices, "
-        "which the follower does not take yet (use ladder-online = all)";
     else if (strcmp (options->ctl.path, CONTROL_PATH_NONE) == 0)
       reason = "the daemon is handed its steps over the control socket, "
         "and ctl = none has none";

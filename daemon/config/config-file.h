@@ -44,7 +44,7 @@
 
 /* ladder-online: which steps of the ladder are swap.  auto is follow
  * where the device has a ladder and the daemon a control socket to be
- * handed it (frontend = fuse or nbd, ladder-step > 0, ctl not none), all
+ * handed it (frontend not remote, ladder-step > 0, ctl not none), all
  * otherwise; only an explicit follow is refused where it cannot be.
  */
 enum cswap_ladder_online {

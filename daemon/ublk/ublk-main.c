@@ -63,6 +63,7 @@
 #include "daemon-life.h"
 #include "blockdev.h"
 #include "options.h"
+#include "ladder-follow.h"
 #include "lost-pages.h"
 #include "parse.h"
 #include "store-segment.h"
@@ -744,6 +745,24 @@ say_adoption (struct store *store)
              "its pages are lost\n", PROGRAM_NAME, adoption->why);
 }
 
+/* With the devices served: where the killed daemon followed the swap in
+ * use (ladder-online = follow), this one follows again as it did.
+ */
+static void
+resume_ladder (struct ladder *ladder)
+{
+  char error[256];
+  int steps = ladder_resume (ladder, error, sizeof error);
+
+  if (steps > 0)
+    fprintf (stderr, "%s: following the swap in use again, over %d steps, "
+             "as the killed daemon did\n", PROGRAM_NAME, steps);
+  else if (steps == -1)
+    fprintf (stderr, "%s: the killed daemon followed the swap in use, and "
+             "this one cannot (%s): the steps it swapped off stay off until "
+             "`cswap up`\n", PROGRAM_NAME, error);
+}
+
 /* Starts D's queues and its disk: 0, or -1 after saying why. */
 static int
 start_device (struct ublk_control *control, struct served_device *d,
@@ -857,6 +876,7 @@ main (int argc, char *argv[])
   struct served_device devices[MAX_WINDOWS];
   uint32_t recover_ids[MAX_WINDOWS];
   struct ublk_control *control = NULL;
+  struct ladder *ladder = NULL;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
   int total = 0, deleted, standby = 0, report_fd = -1;
   bool persists, recovering;
@@ -974,10 +994,20 @@ main (int argc, char *argv[])
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
   say_adoption (life.store);
+  /* The ladder's follower, idle until `cswap up` hands it the steps over
+   * the control socket (ladder-online = follow), or resume_ladder finds
+   * them in an adopted store.
+   */
+  ladder = ladder_create (NULL, life.store);
+  if (ladder == NULL) {
+    fprintf (stderr, "%s: the ladder's follower: %m\n", PROGRAM_NAME);
+    goto out;
+  }
+  control_server_extend (life.control, ladder_control_extension (ladder));
   for (int i = 0; i < total; i++) {
     devices[i].window = (struct blockdev) {
       .store = life.store, .base_bytes = devices[i].offset_bytes,
-      .size_bytes = devices[i].length_bytes,
+      .size_bytes = devices[i].length_bytes, .ladder = ladder,
     };
     if (recovering && recover_device (control, &devices[i],
                                       recover_ids[i]) == -1) {
@@ -995,6 +1025,8 @@ main (int argc, char *argv[])
     if (start_device (control, &devices[i], ended_fd) == -1)
       goto out;
   ublk_standby_release_messages ();
+  if (recovering)
+    resume_ladder (ladder);
   if (cl.device_list) {
     if (write_device_list (cl.device_list, devices, count) == -1)
       goto out;
@@ -1008,6 +1040,10 @@ main (int argc, char *argv[])
 
  out:
   ublk_standby_release_messages ();
+  /* No swapon of the follower's may race the end; one in flight reads
+   * its header through the queues, so this comes before they stop.
+   */
+  ladder_shut (ladder);
   if (listed)
     unlink (cl.device_list);
   deleted = 0;
@@ -1020,6 +1056,7 @@ main (int argc, char *argv[])
     store_keep_on_destroy (life.store);
   ublk_control_close (control);
   daemon_stop (&life);
+  ladder_destroy (ladder);
   if (signal_fd != -1)
     close (signal_fd);
   if (ended_fd != -1)

@@ -119,11 +119,10 @@ resolve_frontend ()
 
 # auto_ladder_online: what ladder-online = auto means for this
 # configuration (config-file.h): follow where there is a ladder to follow
-# and a control socket to hand it over, all otherwise.  cswap-ublk's steps
-# are its own block devices, which its follower does not take yet: all.
+# and a control socket to hand it over, all otherwise.
 auto_ladder_online ()
 {
-  if [[ $frontend != remote && $frontend != ublk && $socket != none ]] \
+  if [[ $frontend != remote && $socket != none ]] \
      && (($(size_bytes "$ladder_step") > 0)); then
     echo follow
   else

@@ -129,6 +129,9 @@ check_file "ladder-online = follow with the fuse front end is accepted" \
 check_file "ladder-online = follow with frontend = nbd is accepted" \
   "ladder-online = follow  # $dir/test.conf:1"$'\n'"frontend = nbd  # $dir/test.conf:2$ends_ok" 0 \
   <<<$'ladder-online = follow\nfrontend = nbd'
+check_file "ladder-online = follow with frontend = ublk is accepted" \
+  "ladder-online = follow  # $dir/test.conf:1"$'\n'"frontend = ublk  # $dir/test.conf:2$ends_ok" 0 \
+  <<<$'ladder-online = follow\nfrontend = ublk'
 check_file "ladder-online = follow with ctl = none is refused" \
   "^cswap-fuse: $dir/test.conf: ladder-online = follow: .*ctl = none" 1 \
   <<<$'ladder-online = follow\nctl = none'
@@ -355,6 +358,8 @@ check "auto on 16 GiB: the floor stops at 4 GiB" \
   test "$(resolved 16777216 '')" = "follow 4294967296"
 check "auto with frontend = nbd: follow (a window export a step)" \
   test "$(resolved 1048576 'frontend = nbd')" = "follow 536870912"
+check "auto with frontend = ublk: follow (a ublk device a step)" \
+  test "$(resolved 1048576 'frontend = ublk')" = "follow 536870912"
 check "auto with frontend = remote: all (one device)" \
   test "$(resolved 1048576 $'frontend = remote\nremote = example.org')" = "all 536870912"
 check "auto with ctl = none: all (nothing to hand the ladder over on)" \
