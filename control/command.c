@@ -50,6 +50,7 @@ struct request {
   struct json *reply;
   unsigned argc;                /* arguments, the command name excluded */
   char **argv;
+  const struct control_extension *extension;  /* whose command it is */
   char error[256];
   /* A writeback stopped by an error: what it wrote first, which its
    * error reply still reports.
@@ -571,7 +572,7 @@ help_row (struct json *j, const char *name, const char *args,
 static int
 run_help (struct request *r)
 {
-  const struct control_extension *e = r->control->extension;
+  const struct control *control = r->control;
   struct json *j = r->reply;
 
   json_array_begin (j, "commands");
@@ -579,8 +580,12 @@ run_help (struct request *r)
     help_row (j, commands[i].name, commands[i].args, commands[i].help,
               commands[i].read_only);
   /* Its bare form (a listing) only: the rest depends on the arguments. */
-  if (e)
-    help_row (j, e->command, e->args, e->help, true);
+  for (unsigned i = 0; i < control->extension_count; i++) {
+    const struct control_extension *e = control->extensions[i];
+
+    if (e->command)
+      help_row (j, e->command, e->args, e->help, true);
+  }
   json_array_end (j);
   json_array_begin (j, "settings");
   for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
@@ -628,7 +633,7 @@ split_words (struct request *r, const char *line, size_t len, char *buffer,
 static int
 run_extension (struct request *r)
 {
-  const struct control_extension *e = r->control->extension;
+  const struct control_extension *e = r->extension;
 
   r->error[0] = '\0';
   if (e->run (e->arg, r->argc, r->argv, r->reply, r->error,
@@ -643,7 +648,6 @@ static int
 dispatch (struct request *r, enum control_access access, const char *line,
           size_t len)
 {
-  const struct control_extension *e = r->control->extension;
   char buffer[CONTROL_LINE_MAX + 1];
   char *words[MAX_WORDS];
   int count = split_words (r, line, len, buffer, words);
@@ -657,12 +661,17 @@ dispatch (struct request *r, enum control_access access, const char *line,
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp (commands[i].name, words[0]) == 0)
       c = &commands[i];
-  if (c == NULL && e && strcmp (e->command, words[0]) == 0) {
+  for (unsigned i = 0; c == NULL && i < r->control->extension_count; i++) {
+    const struct control_extension *e = r->control->extensions[i];
+
+    if (e->command == NULL || strcmp (e->command, words[0]) != 0)
+      continue;
     extension_command = (struct command) {
       e->command, e->args, e->min_args, e->max_args,
       (unsigned) count - 1 <= e->read_only_max_args, run_extension, e->help,
     };
     c = &extension_command;
+    r->extension = e;
   }
   if (c == NULL)
     return fail (r, "unknown command '%.*s' (try help)", MAX_QUOTED,
@@ -742,7 +751,16 @@ void
 control_extend (struct control *control,
                 const struct control_extension *extension)
 {
-  control->extension = extension;
+  if (extension == NULL) {
+    control->extension_count = 0;
+    return;
+  }
+  if (control->extension_count == CONTROL_MAX_EXTENSIONS) {
+    fprintf (stderr, "control: more than %d extensions\n",
+             CONTROL_MAX_EXTENSIONS);
+    abort ();
+  }
+  control->extensions[control->extension_count++] = extension;
 }
 
 void

@@ -69,14 +69,18 @@ extern char *control_execute (struct control *control,
                               enum control_access access, const char *line,
                               size_t len, size_t *reply_len);
 
-/* What a front end adds to the control plane: one command of its own and
- * numbers for `stats` and `metrics` (cswap-fuse's ladder,
- * daemon/ladder/ladder-follow.h).  control/ knows nothing of what they
- * mean: it dispatches the command as it does its own (help lists it, the
- * argument count is checked) and shows the numbers after the store's, in the JSON
- * and the Prometheus views alike, from the one table NUMBERS; labelled
- * series go to the Prometheus view alone (write_metrics).
+/* What a front end adds to the control plane, in up to
+ * CONTROL_MAX_EXTENSIONS extensions: each a command of its own, or none,
+ * and numbers for `stats` and `metrics` (the ladder's,
+ * daemon/ladder/ladder-follow.h; cswap-ublk's lost pages,
+ * daemon/serve/lost-pages-numbers.h).  control/ knows nothing of what
+ * they mean: it dispatches a command as it does its own (help lists it,
+ * the argument count is checked) and shows the numbers after the store's,
+ * in the JSON and the Prometheus views alike, from each one's table
+ * NUMBERS; labelled series go to the Prometheus view alone
+ * (write_metrics).
  */
+#define CONTROL_MAX_EXTENSIONS 4
 #define CONTROL_EXTENSION_MAX_NUMBERS 8
 struct json;
 struct control_extension_number {
@@ -85,7 +89,7 @@ struct control_extension_number {
   const char *help;
 };
 struct control_extension {
-  const char *command, *args, *help;
+  const char *command, *args, *help;  /* command NULL: numbers only */
   unsigned min_args, max_args;
   /* With at most this many arguments the command changes nothing, and
    * the ctl-uid user may run it (0: only the bare command, a listing).
@@ -110,7 +114,10 @@ struct control_extension {
   void (*write_metrics) (void *arg, FILE *f);
   void *arg;
 };
-/* Adds EXTENSION, which must outlive CONTROL, before any command runs. */
+/* Adds EXTENSION, which must outlive CONTROL, before any command runs
+ * (aborts past CONTROL_MAX_EXTENSIONS: a front end's mistake); NULL
+ * removes every one added.
+ */
 extern void control_extend (struct control *control,
                             const struct control_extension *extension);
 

@@ -21,10 +21,11 @@ struct control {
   struct store *store;
   pthread_mutex_t lock;         /* serialises get and set */
   struct timespec started;      /* CLOCK_MONOTONIC, for uptime_seconds */
-  /* A front end's command and numbers, or NULL; set before any command
-   * runs and never changed after.
+  /* The front end's commands and numbers (control_extend), in the order
+   * added; set before any command runs and never changed after.
    */
-  const struct control_extension *extension;
+  const struct control_extension *extensions[CONTROL_MAX_EXTENSIONS];
+  unsigned extension_count;
 };
 
 /* {"ok":false,"error":ERROR} and a newline, as control_execute() returns
@@ -44,9 +45,11 @@ struct control_snapshot {
   double compression_ratio;     /* original / compressed bytes */
   double effective_ratio;       /* original bytes / memory_used_bytes */
   struct latency_summary request[STORE_REQUEST_KINDS];
-  /* The extension's numbers, in its table's order (none without one). */
-  const struct control_extension *extension;
-  uint64_t extension_numbers[CONTROL_EXTENSION_MAX_NUMBERS];
+  /* The extensions' numbers, each in its table's order. */
+  const struct control_extension *const *extensions;
+  unsigned extension_count;
+  uint64_t extension_numbers[CONTROL_MAX_EXTENSIONS]
+                            [CONTROL_EXTENSION_MAX_NUMBERS];
 };
 
 extern void control_snapshot (struct control *control,

@@ -154,16 +154,12 @@ control_snapshot (struct control *control, struct control_snapshot *s)
   s->effective_ratio = ratio (s->store.original_bytes, s->memory_used_bytes);
   for (int kind = 0; kind < STORE_REQUEST_KINDS; kind++)
     store_request_latency (control->store, kind, &s->request[kind]);
-  s->extension = control->extension;
-  if (s->extension && s->extension->number_count)
-    s->extension->read_numbers (s->extension->arg, s->extension_numbers);
-}
-
-/* The extension's numbers: a row each, after the table's. */
-static unsigned
-extension_number_count (const struct control_snapshot *s)
-{
-  return s->extension ? s->extension->number_count : 0;
+  s->extensions = control->extensions;
+  s->extension_count = control->extension_count;
+  for (unsigned i = 0; i < s->extension_count; i++)
+    if (s->extensions[i]->number_count)
+      s->extensions[i]->read_numbers (s->extensions[i]->arg,
+                                      s->extension_numbers[i]);
 }
 
 void
@@ -177,8 +173,10 @@ control_stats_json (struct json *j, const struct control_snapshot *s)
     else
       json_uint (j, f->name, field_uint (s, f));
   }
-  for (unsigned i = 0; i < extension_number_count (s); i++)
-    json_uint (j, s->extension->numbers[i].name, s->extension_numbers[i]);
+  for (unsigned e = 0; e < s->extension_count; e++)
+    for (unsigned i = 0; i < s->extensions[e]->number_count; i++)
+      json_uint (j, s->extensions[e]->numbers[i].name,
+                 s->extension_numbers[e][i]);
 }
 
 /* One metric's HELP and TYPE lines, and its sample if it is a whole
@@ -222,14 +220,18 @@ control_metrics_text (const struct control_snapshot *s)
     if (field->kind == RATIO)
       fprintf (f, "cswap_%s %.4f\n", field->name, field_double (s, field));
   }
-  for (unsigned i = 0; i < extension_number_count (s); i++) {
-    const struct control_extension_number *n = &s->extension->numbers[i];
+  for (unsigned e = 0; e < s->extension_count; e++) {
+    const struct control_extension *x = s->extensions[e];
 
-    print_metric (f, n->name, n->counter ? COUNTER : GAUGE, n->help,
-                  s->extension_numbers[i]);
+    for (unsigned i = 0; i < x->number_count; i++) {
+      const struct control_extension_number *n = &x->numbers[i];
+
+      print_metric (f, n->name, n->counter ? COUNTER : GAUGE, n->help,
+                    s->extension_numbers[e][i]);
+    }
+    if (x->write_metrics)
+      x->write_metrics (x->arg, f);
   }
-  if (s->extension && s->extension->write_metrics)
-    s->extension->write_metrics (s->extension->arg, f);
   if (ferror (f)) {
     fclose (f);
     free (text);

@@ -65,6 +65,7 @@
 #include "options.h"
 #include "ladder-follow.h"
 #include "lost-pages.h"
+#include "lost-pages-numbers.h"
 #include "parse.h"
 #include "store-segment.h"
 #include "ublk-control.h"
@@ -834,14 +835,12 @@ remove_device (struct ublk_control *control, struct served_device *d)
   else
     deleted = d->added;
   d->added = d->started = false;
-  if (d->lost) {
+  /* The map itself goes after the control thread, which reads it. */
+  if (d->lost)
     fprintf (stderr, "%s: %s: taken over from a killed daemon: "
              "lost_reads=%llu lost_pages_unwritten=%llu\n", PROGRAM_NAME,
              d->path, (unsigned long long) lost_pages_reads_refused (d->lost),
              (unsigned long long) lost_pages_left (d->lost));
-    lost_pages_destroy (d->lost);
-    d->lost = NULL;
-  }
   return deleted;
 }
 
@@ -877,6 +876,7 @@ main (int argc, char *argv[])
   uint32_t recover_ids[MAX_WINDOWS];
   struct ublk_control *control = NULL;
   struct ladder *ladder = NULL;
+  struct lost_pages_numbers lost_numbers;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
   int total = 0, deleted, standby = 0, report_fd = -1;
   bool persists, recovering;
@@ -1004,6 +1004,7 @@ main (int argc, char *argv[])
     goto out;
   }
   control_server_extend (life.control, ladder_control_extension (ladder));
+  control_server_extend (life.control, lost_pages_numbers_init (&lost_numbers));
   for (int i = 0; i < total; i++) {
     devices[i].window = (struct blockdev) {
       .store = life.store, .base_bytes = devices[i].offset_bytes,
@@ -1014,6 +1015,7 @@ main (int argc, char *argv[])
       count = i + 1;            /* what remove_device must undo */
       goto out;
     }
+    lost_pages_numbers_add (&lost_numbers, devices[i].lost);
   }
 
   /* No fork: serving starts here.  Memory locked, the store's and the
@@ -1057,6 +1059,8 @@ main (int argc, char *argv[])
   ublk_control_close (control);
   daemon_stop (&life);
   ladder_destroy (ladder);
+  for (int i = 0; i < total; i++)
+    lost_pages_destroy (devices[i].lost);
   if (signal_fd != -1)
     close (signal_fd);
   if (ended_fd != -1)

@@ -583,6 +583,52 @@ read_test_numbers (void *arg, uint64_t *values)
   values[1] = 41;
 }
 
+/* A second extension, of numbers only (cswap-ublk's lost pages beside
+ * its ladder): its numbers after the first's, and no command of its own.
+ */
+static const struct control_extension_number second_numbers[] = {
+  { "test_lost", true, "Lost things, a counter." },
+};
+
+static void
+read_second_numbers (void *arg, uint64_t *values)
+{
+  values[0] = *(const uint64_t *) arg;
+}
+
+static void
+test_second_extension (void)
+{
+  static uint64_t lost = 7;
+  static const struct control_extension second = {
+    .numbers = second_numbers, .number_count = 1,
+    .read_numbers = read_second_numbers, .arg = &lost,
+  };
+  json_object *o;
+  const char *text;
+
+  control_extend (control, &second);
+  o = execute ("stats");
+  ok (get_uint (o, "test_things") == 3 && get_uint (o, "test_lost") == 7,
+      "a second extension's numbers show beside the first's");
+  json_object_put (o);
+  lost = 9;
+  o = execute ("metrics");
+  text = json_object_get_string (get (o, "metrics"));
+  ok (text && strstr (text, "cswap_test_events_total 41\n")
+      && strstr (text, "\n# TYPE cswap_test_lost_total counter\n"
+                 "cswap_test_lost_total 9\n"),
+      "and in metrics, read anew");
+  json_object_put (o);
+  o = execute ("help");
+  ok (json_object_array_length (get (o, "commands")) == 10,
+      "one without a command adds none to help");
+  json_object_put (o);
+  o = execute ("testext");
+  ok (is_ok (o), "and the first one's command still runs");
+  json_object_put (o);
+}
+
 static void
 test_extension (void)
 {
@@ -625,6 +671,7 @@ test_extension (void)
                  "cswap_test_events_total 41\n"),
       "metrics shows them, the counter as _total");
   json_object_put (o);
+  test_second_extension ();
   control_extend (control, NULL);
 }
 
