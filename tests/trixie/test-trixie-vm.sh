@@ -6,15 +6,20 @@
 # tree installed by dpkg -i (tests/trixie/make-vm-image, cached; the
 # machine itself has no network), booted twice under qemu
 # (tests/vm/cswap-vm --system, 256 MiB) from one disk:
-#  - first boot: cswap.service, enabled as a user enables it, has swap on
-#    once the machine is up; `cswapctl` and `cswap status` show the
-#    device; fill-check at 1.5 times MemTotal (the whole machine swaps, no
-#    cgroup) reads every block back as written; then systemd powers the
-#    machine off;
-#  - second boot: the first one's journal says cswap.service stopped by
-#    its own ExecStop= (swapoff of every page, then the daemon), with no
-#    time-out and no kill; swap is on again from the unit; the machine
-#    powers off again.
+#  - first boot, with the configuration's front end left to auto, as a
+#    user leaves it (ublk on this kernel): cswap.service, enabled as a
+#    user enables it, has swap on ublk devices once the machine is up;
+#    `cswapctl` and `cswap status` show them; fill-check at 1.5 times
+#    MemTotal (the whole machine swaps, no cgroup) reads every block back
+#    as written although cswap-ublk's server is killed (SIGKILL) 15 s into
+#    it: its standby, the unit's main process, takes the devices and the
+#    store over and follows the ladder again, and the unit stays active
+#    with the same main PID; then systemd powers the machine off;
+#  - second boot, with a drop-in the first left for the FUSE front end:
+#    the first one's journal says cswap.service stopped by its own
+#    ExecStop= (swapoff of every page, then the daemon: its standby, which
+#    passes the signal on), with no time-out and no kill; swap is on again
+#    from the unit, on loop devices; the machine powers off again.
 # Each boot ends within its time, without a hung task, a job timing out,
 # a unit failing to start or an ordering cycle on the console
 # (tests/trixie/guest-run is what the machine runs and writes to the
@@ -153,7 +158,16 @@ follower_clean () {
 }
 # result N NAME: a result boot N wrote.
 result () { cat "$scratch/boot$1/$2" 2>/dev/null; }
-swap_on () { grep -q '^/dev/loop' "$scratch/boot$1/swaps"; }
+# devices N: what boot N swaps to (ublk, then loop devices).
+devices () { if [[ $1 = 1 ]]; then echo /dev/ublkb; else echo /dev/loop; fi; }
+swap_on () { grep -q "^$(devices "$1")" "$scratch/boot$1/swaps"; }
+# journal_has N PATTERN: cswap.service's journal of boot N has a line
+# matching PATTERN (basic regular expression), shown as a comment.
+journal_has () {
+  local lines
+  lines=$(grep -a "$2" "$scratch/boot$1/cswap-journal" 2>/dev/null) || return 1
+  comment <<<"$lines"
+}
 
 # ------------------------------------------------------- first boot ----
 boot 1
@@ -164,19 +178,30 @@ check "boot 1: the system is up, no unit failed ($(result 1 system-state))" \
   eval 'test "$(result 1 system-state)" = running && test -z "$(result 1 failed-units)"'
 check "boot 1: cswap.service is active" test "$(result 1 cswap-active)" = active
 comment "$scratch/boot1/swaps" 2>/dev/null
-check "boot 1: swap is on from the unit (a loop device in /proc/swaps)" swap_on 1
+check "boot 1: swap is on from the unit (a ublk device in /proc/swaps: auto chose ublk)" swap_on 1
 check "boot 1: /proc/swaps names every area by its /dev path" swaps_named 1
 comment "$scratch/boot1/cswapctl.out" 2>/dev/null
 check "boot 1: cswapctl shows the device" \
-  eval 'test "$(result 1 cswapctl.rc)" = 0 && grep -q "^/dev/loop" "$scratch/boot1/cswapctl.out"'
+  eval 'test "$(result 1 cswapctl.rc)" = 0 && grep -q "^/dev/ublkb" "$scratch/boot1/cswapctl.out"'
 comment "$scratch/boot1/cswap-status.out" 2>/dev/null
 check "boot 1: cswap status says the device is active" \
-  eval 'test "$(result 1 cswap-status.rc)" = 0 && grep -q "^cswap: active: /dev/loop" "$scratch/boot1/cswap-status.out"'
+  eval 'test "$(result 1 cswap-status.rc)" = 0 && grep -q "^cswap: active: /dev/ublkb" "$scratch/boot1/cswap-status.out"'
 comment "$scratch/boot1/fill-check.out" "$scratch/boot1/swaps-peak" 2>/dev/null
 echo "# pages swapped out during fill-check: $(result 1 pswpout)"
 check "boot 1: fill-check at 1.5x MemTotal read every block back as written" \
   eval 'test "$(result 1 fill-check.rc)" = 0 && grep -q "^fill-check: ok" "$scratch/boot1/fill-check.out"'
 check "boot 1: the workload swapped" test "$(result 1 pswpout || echo 0)" -gt 0
+check "boot 1: cswap-ublk's server was killed 15 s into it ($(result 1 server-killed))" \
+  eval '[[ $(result 1 server-killed) =~ ^[0-9]+$ ]]'
+check "boot 1: its standby took the devices and the store over" \
+  journal_has 1 "^.*cswap-ublk: took over"
+check "boot 1: and follows the swap in use again" \
+  journal_has 1 "cswap-ublk: following the swap in use again"
+check "boot 1: the unit stayed active, its main PID the same ($(result 1 main-pid-after))" \
+  eval 'test "$(result 1 cswap-active-after)" = active && test "$(result 1 main-pid-after)" = "$(result 1 main-pid-before)"'
+comment "$scratch/boot1/cswap-status-after.out" 2>/dev/null
+check "boot 1: cswap status says the device is active after the take-over" \
+  eval 'test "$(result 1 cswap-status-after.rc)" = 0 && grep -q "^cswap: active: /dev/ublkb" "$scratch/boot1/cswap-status-after.out"'
 check "boot 1: no hung task, time-out, failed start or ordering cycle on the console" console_clean 1
 check "boot 1: the daemon's ladder follower failed no swapon or swapoff" follower_clean 1
 check "boot 1: no swap unit failed to stop at the shutdown" swaps_clean 1
@@ -207,7 +232,7 @@ awk '/systemd\[1\]: Starting cswap.service/ { start = substr($1 $2, 2) + 0 }
 check "boot 2: the system is up, no unit failed ($(result 2 system-state))" \
   eval 'test "$(result 2 system-state)" = running && test -z "$(result 2 failed-units)"'
 check "boot 2: cswap.service is active again" test "$(result 2 cswap-active)" = active
-check "boot 2: swap is on again from the unit" swap_on 2
+check "boot 2: swap is on again from the unit, through the FUSE front end now" swap_on 2
 check "boot 2: /proc/swaps names every area by its /dev path" swaps_named 2
 comment "$scratch/boot2/cswap-status.out" 2>/dev/null
 check "boot 2: cswap status says the device is active" \
