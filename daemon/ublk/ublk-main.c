@@ -40,9 +40,11 @@
  * Everything that can fail runs before the first queue thread starts, so
  * that a failure undoes cleanly and its message reaches the terminal.
  *
- * Locking: none.  main() is single-threaded until the queues start; the
- * queue threads use only their window (blockdev.h: thread-safe), the
- * control thread only the store.
+ * Locking: none here.  main() is single-threaded until the queues start;
+ * the queue threads use only their window (blockdev.h: thread-safe), the
+ * control thread the store, the ladder (its own lock: ladder-follow.h)
+ * and the lost-page counts (atomics), which is why the lost-page maps are
+ * freed only after daemon_stop.
  */
 #include <errno.h>
 #include <fcntl.h>
