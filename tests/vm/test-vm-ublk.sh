@@ -82,6 +82,10 @@ if [ "$swap" = 1 ]; then
     test "$(field daemon_swap_kib "$line" 2>/dev/null)" = 0
   check "every mapping of the daemon that holds anonymous pages is locked" \
     test "$(field daemon_unlocked_mappings "$line" 2>/dev/null)" = 0
+  # The store lives in the shared-memory segment (it outlives the
+  # daemon), so the pool is shmem and the process's own pages are the rest.
+  check "the daemon's resident set by kind: anonymous, library and the segment's pages" \
+    eval '[ "$(field daemon_rss_kib "$line" 2>/dev/null | /usr/bin/python3 -c "import ast, sys; r = ast.literal_eval(sys.stdin.read()); print(all(r[k] > 0 for k in (\"anon\", \"file\", \"shmem\")))")" = True ]'
   grep '^after down:' "$line" 2>/dev/null | sed 's/^/# /'
   check "cswap down: no swap, no ublk device, no daemon left" \
     grep -qx 'after down: swaps=0 ublk_devices=0 daemons=0' "$line"
