@@ -28,13 +28,13 @@
  * and its answer completes it from the same io_uring_enter, with no loop
  * device, no FUSE hop and no socket in between (doc/design.md, "ublk").
  *
- * This file reads the command line, makes the store, adds the device,
- * starts the queues (ublk-queue.h) and the disk, and serves until a
- * SIGTERM or SIGINT arrives while the disk is not swap (while it is, they
- * are refused with a line that names it: the pages swapped to it would be
- * lost), or until the queues end of themselves (someone deleted the
- * device).  It then stops the disk, the queues, deletes the device and
- * prints the stats line.  The device options are the other front ends'
+ * This file reads the command line, makes the store, adds the devices,
+ * starts the queues (ublk-queue.h: a thread per CPU serving every
+ * device) and the disks, and serves until a SIGTERM or SIGINT arrives
+ * while no disk is swap (while one is, they are refused with a line that
+ * names it: the pages swapped to it would be lost), or until a device's
+ * queues end of themselves (someone deleted the device).  It then stops
+ * the disks, the queues, deletes the devices and prints the stats line.  The device options are the other front ends'
  * (options.c), as --key=value, --key value, -o key=value or key=value.
  *
  * Everything that can fail runs before the first queue thread starts, so
@@ -99,7 +99,6 @@ struct served_device {
   struct ublk_dev_info info;
   bool added, started;
   int char_fd;
-  struct ublk_queues *queues;
   struct blockdev window;       /* the request layer over the window */
   char path[64];                /* /dev/ublkbN */
   bool recovering;              /* taken over: END_USER_RECOVERY, not START_DEV */
@@ -766,23 +765,40 @@ resume_ladder (struct ladder *ladder)
              "`cswap up`\n", PROGRAM_NAME, error);
 }
 
-/* Starts D's queues and its disk: 0, or -1 after saying why. */
-static int
-start_device (struct ublk_control *control, struct served_device *d,
-              int ended_fd)
+/* Starts the queues that serve the COUNT DEVICES, a thread per CPU for
+ * all of them (ublk-queue.h): the queues, or NULL after saying why.
+ */
+static struct ublk_queues *
+start_queues (struct ublk_control *control, struct served_device *devices,
+              int count, int ended_fd)
 {
+  struct ublk_queue_device served[MAX_WINDOWS];
+  struct ublk_queues *queues;
   const char *why;
+
+  for (int i = 0; i < count; i++)
+    served[i] = (struct ublk_queue_device) {
+      .char_fd = devices[i].char_fd,
+      .nr_queues = devices[i].info.nr_hw_queues,
+      .depth = devices[i].info.queue_depth,
+      .max_io_bytes = devices[i].info.max_io_buf_bytes,
+      .window = &devices[i].window,
+    };
+  queues = ublk_queues_start (served, count, ended_fd,
+                              ublk_control_features (control)
+                              & UBLK_F_CMD_IOCTL_ENCODE, &why);
+  if (queues == NULL)
+    fprintf (stderr, "%s: the queues of %s%s: %s: %m\n", PROGRAM_NAME,
+             devices[0].path, count > 1 ? " and the others" : "", why);
+  return queues;
+}
+
+/* Starts D's disk, its queues served: 0, or -1 after saying why. */
+static int
+start_device (struct ublk_control *control, struct served_device *d)
+{
   int r;
 
-  d->queues = ublk_queues_start (d->char_fd, d->info.nr_hw_queues,
-                                 d->info.queue_depth, d->info.max_io_buf_bytes,
-                                 &d->window, ended_fd,
-                                 ublk_control_features (control)
-                                 & UBLK_F_CMD_IOCTL_ENCODE, &why);
-  if (d->queues == NULL) {
-    fprintf (stderr, "%s: %s: %s: %m\n", PROGRAM_NAME, d->path, why);
-    return -1;
-  }
   if (d->recovering)
     r = ublk_control_end_recovery (control, d->info.dev_id, getpid ());
   else
@@ -812,31 +828,40 @@ start_device (struct ublk_control *control, struct served_device *d,
   return 0;
 }
 
-/* Undoes what add_device and start_device did of D: the disk goes first,
- * while the queues still serve what it flushes; then the queues, whose
- * commands the driver has aborted; then the device.  False when the
- * device stays (its DEL_DEV failed, or it was never ours: a device being
- * taken over is left as it was found).
+/* Stops D's disk, if this daemon started it, while the queues still
+ * serve what it flushes; the driver then aborts its commands.
  */
-static bool
-remove_device (struct ublk_control *control, struct served_device *d)
+static void
+stop_disk (struct ublk_control *control, struct served_device *d)
 {
-  bool deleted = false;
   int r;
 
   if (d->started && (r = ublk_control_stop (control, d->info.dev_id)) < 0)
     fprintf (stderr, "%s: %s: STOP_DEV: %s\n", PROGRAM_NAME, d->path,
              strerror (-r));
-  ublk_queues_stop (d->queues);
-  d->queues = NULL;
+  d->started = false;
+}
+
+/* Undoes what add_device did of D, once every disk is stopped and the
+ * queues are (the driver deletes a device only when no ring holds its
+ * char device).  False when the device stays (its DEL_DEV failed, or it
+ * was never ours: a device being taken over is left as it was found).
+ */
+static bool
+delete_device (struct ublk_control *control, struct served_device *d)
+{
+  bool deleted = false;
+  int r;
+
   if (d->char_fd != -1)
     close (d->char_fd);
+  d->char_fd = -1;
   if (d->added && (r = ublk_control_delete (control, d->info.dev_id)) < 0)
     fprintf (stderr, "%s: %s: DEL_DEV: %s\n", PROGRAM_NAME, d->path,
              strerror (-r));
   else
     deleted = d->added;
-  d->added = d->started = false;
+  d->added = false;
   /* The map itself goes after the control thread, which reads it. */
   if (d->lost)
     fprintf (stderr, "%s: %s: taken over from a killed daemon: "
@@ -877,6 +902,7 @@ main (int argc, char *argv[])
   struct served_device devices[MAX_WINDOWS];
   uint32_t recover_ids[MAX_WINDOWS];
   struct ublk_control *control = NULL;
+  struct ublk_queues *queues = NULL;
   struct ladder *ladder = NULL;
   struct lost_pages_numbers lost_numbers;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
@@ -982,7 +1008,7 @@ main (int argc, char *argv[])
   for (int i = 0; !recovering && i < total; i++)
     if (add_device (control, &devices[i], &cl,
                     cl.dev_id == -1 ? -1 : cl.dev_id + i) == -1) {
-      count = i + 1;            /* what remove_device must undo */
+      count = i + 1;            /* what the end must undo */
       goto out;
     }
   if (report_fd != -1) {
@@ -1014,7 +1040,7 @@ main (int argc, char *argv[])
     };
     if (recovering && recover_device (control, &devices[i],
                                       recover_ids[i]) == -1) {
-      count = i + 1;            /* what remove_device must undo */
+      count = i + 1;            /* what the end must undo */
       goto out;
     }
     lost_pages_numbers_add (&lost_numbers, devices[i].lost);
@@ -1025,8 +1051,11 @@ main (int argc, char *argv[])
    */
   if (daemon_start_after_fork (&life) == -1)
     goto out;
+  queues = start_queues (control, devices, count, ended_fd);
+  if (queues == NULL)
+    goto out;
   for (int i = 0; i < count; i++)
-    if (start_device (control, &devices[i], ended_fd) == -1)
+    if (start_device (control, &devices[i]) == -1)
       goto out;
   ublk_standby_release_messages ();
   if (recovering)
@@ -1050,9 +1079,15 @@ main (int argc, char *argv[])
   ladder_shut (ladder);
   if (listed)
     unlink (cl.device_list);
+  /* The disks first, while the queues serve what they flush; then the
+   * queues, whose commands the driver has aborted; then the devices.
+   */
+  for (int i = count - 1; i >= 0; i--)
+    stop_disk (control, &devices[i]);
+  ublk_queues_stop (queues);
   deleted = 0;
   for (int i = count - 1; i >= 0; i--)
-    deleted += remove_device (control, &devices[i]);
+    deleted += delete_device (control, &devices[i]);
   /* A device left (one being taken over, or not yet reached) will want
    * its pages from the next daemon.
    */

@@ -1,8 +1,9 @@
-/* cswap: a ublk device's queues (ublk-queue.h). */
+/* cswap: the ublk devices' queues (ublk-queue.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,20 +14,31 @@
 
 #define SECTOR_SHIFT 9
 
+/* A command's user_data: the device's index above, the tag below. */
+#define DEVICE_SHIFT 32
+#define TAG_MASK 0xffffffffu
+
+/* One device's queue QID, on thread QID. */
+struct device_queue {
+  const struct ublk_io_desc *descs;     /* mapped from its /dev/ublkcN */
+  size_t descs_bytes;
+  unsigned tags_ended;
+};
+
+/* Thread QID's: its buffer and queue QID of every device. */
 struct ublk_queue {
   struct ublk_queues *owner;
   unsigned qid;
-  const struct ublk_io_desc *descs;     /* mapped from /dev/ublkcN */
-  size_t descs_bytes;
   unsigned char *buffer;                /* max_io_bytes, faulted in */
+  struct device_queue devices[UBLK_QUEUES_MAX_DEVICES];
 };
 
 struct ublk_queues {
-  int char_fd;
-  unsigned depth;
-  uint32_t max_io_bytes;
+  struct ublk_queue_device devices[UBLK_QUEUES_MAX_DEVICES];
+  unsigned nr_devices;
+  uint32_t max_io_bytes;                /* the largest device's */
   bool ioctl_encode;                    /* I/O commands ioctl-encoded */
-  const struct blockdev *window;        /* sector 0 is its byte 0 */
+  int ended_fd;                         /* the caller's */
   struct io_queues *engine;             /* the threads and their rings */
   unsigned count;
   struct ublk_queue queues[];
@@ -44,13 +56,14 @@ descs_offset (unsigned qid)
   return UBLK_DESCS_OFFSET + (off_t) qid * ((max_bytes + page - 1) / page * page);
 }
 
-/* Queues the command for TAG: FETCH_REQ the first time, then
+/* Queues the command for DEVICE's TAG: FETCH_REQ the first time, then
  * COMMIT_AND_FETCH_REQ with RESULT.
  */
 static void
-queue_command (struct ublk_queue *queue, struct io_queue *ring, unsigned tag,
-               unsigned op, int32_t result)
+queue_command (struct ublk_queue *queue, struct io_queue *ring,
+               unsigned device, unsigned tag, unsigned op, int32_t result)
 {
+  const struct ublk_queues *owner = queue->owner;
   struct io_uring_sqe *sqe = io_queue_sqe (ring);
   struct ublk_io_cmd cmd = {
     .q_id = queue->qid,
@@ -60,75 +73,74 @@ queue_command (struct ublk_queue *queue, struct io_queue *ring, unsigned tag,
 
   memset (sqe, 0, sizeof *sqe);
   sqe->opcode = IORING_OP_URING_CMD;
-  sqe->fd = queue->owner->char_fd;
-  sqe->cmd_op = queue->owner->ioctl_encode ? UBLK_IOCTL_IO (op) : op;
+  sqe->fd = owner->devices[device].char_fd;
+  sqe->cmd_op = owner->ioctl_encode ? UBLK_IOCTL_IO (op) : op;
   memcpy (sqe->cmd, &cmd, sizeof cmd);
-  sqe->user_data = tag;
+  sqe->user_data = (uint64_t) device << DEVICE_SHIFT | tag;
 }
 
-/* A read: the store's bytes into the queue's buffer, then into the
+/* A read: the store's bytes into the thread's buffer, then into the
  * request (pwrite on the char device): the bytes done or -errno.
  */
 static int32_t
-serve_read (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
-            uint64_t bytes)
+serve_read (const struct ublk_queue *queue, const struct ublk_queue_device *dev,
+            unsigned tag, uint64_t offset, uint64_t bytes)
 {
-  const struct ublk_queues *owner = queue->owner;
-  int64_t done = blockdev_read (owner->window, queue->buffer, bytes, offset);
+  int64_t done = blockdev_read (dev->window, queue->buffer, bytes, offset);
 
   if (done <= 0)
     return done;
-  if (pwrite (owner->char_fd, queue->buffer, done,
+  if (pwrite (dev->char_fd, queue->buffer, done,
               ublk_user_copy_offset (queue->qid, tag)) != done)
     return -EIO;
   return done;
 }
 
-/* A write: the request's bytes into the queue's buffer (pread on the
+/* A write: the request's bytes into the thread's buffer (pread on the
  * char device), then into the store: the bytes done or -errno.
  */
 static int32_t
-serve_write (const struct ublk_queue *queue, unsigned tag, uint64_t offset,
-             uint64_t bytes)
+serve_write (const struct ublk_queue *queue, const struct ublk_queue_device *dev,
+             unsigned tag, uint64_t offset, uint64_t bytes)
 {
-  const struct ublk_queues *owner = queue->owner;
-
-  if (pread (owner->char_fd, queue->buffer, bytes,
+  if (pread (dev->char_fd, queue->buffer, bytes,
              ublk_user_copy_offset (queue->qid, tag)) != (ssize_t) bytes)
     return -EIO;
-  return blockdev_write (owner->window, queue->buffer, bytes, offset);
+  return blockdev_write (dev->window, queue->buffer, bytes, offset);
 }
 
-/* The request in TAG's descriptor, served: the bytes done (reads and
+/* The request in DEVICE's TAG, served: the bytes done (reads and
  * writes) or 0, or a negative errno.
  */
 static int32_t
-serve_request (const struct ublk_queue *queue, unsigned tag)
+serve_request (const struct ublk_queue *queue, unsigned device, unsigned tag)
 {
-  const struct ublk_queues *owner = queue->owner;
-  const struct ublk_io_desc *desc = &queue->descs[tag];
+  const struct ublk_queue_device *dev = &queue->owner->devices[device];
+  const struct ublk_io_desc *desc = &queue->devices[device].descs[tag];
   uint64_t offset = desc->start_sector << SECTOR_SHIFT;
   uint64_t bytes = (uint64_t) desc->nr_sectors << SECTOR_SHIFT;
 
   switch (desc->op_flags & 0xff) {
   case UBLK_IO_OP_READ:
-    return bytes > owner->max_io_bytes ? -EIO : serve_read (queue, tag, offset, bytes);
+    return bytes > dev->max_io_bytes ? -EIO
+           : serve_read (queue, dev, tag, offset, bytes);
   case UBLK_IO_OP_WRITE:
-    return bytes > owner->max_io_bytes ? -EIO : serve_write (queue, tag, offset, bytes);
+    return bytes > dev->max_io_bytes ? -EIO
+           : serve_write (queue, dev, tag, offset, bytes);
   case UBLK_IO_OP_FLUSH:
     return 0;                   /* no volatile cache: every write is done */
   case UBLK_IO_OP_DISCARD:
   case UBLK_IO_OP_WRITE_ZEROES:
-    return blockdev_zero (owner->window, bytes, offset);
+    return blockdev_zero (dev->window, bytes, offset);
   default:
     return -EOPNOTSUPP;
   }
 }
 
 /* The engine's arm, on the queue's thread: its buffer faulted in (and
- * locked by mlockall: never an allocation while serving), its
- * descriptors mapped, a FETCH_REQ for each tag.  0, or a negative errno
- * with *WHY.
+ * locked by mlockall: never an allocation while serving), each device's
+ * descriptors mapped, a FETCH_REQ for each of its tags.  0, or a
+ * negative errno with *WHY.
  */
 static int
 arm_queue (void *front, struct io_queue *ring, const char **why)
@@ -138,25 +150,31 @@ arm_queue (void *front, struct io_queue *ring, const char **why)
   size_t page = sysconf (_SC_PAGESIZE);
 
   memset (queue->buffer, 0, owner->max_io_bytes);
-  queue->descs_bytes = (owner->depth * sizeof (struct ublk_io_desc) + page - 1)
-                       / page * page;
-  queue->descs = mmap (NULL, queue->descs_bytes, PROT_READ,
-                       MAP_SHARED | MAP_POPULATE, owner->char_fd,
-                       descs_offset (queue->qid));
-  if (queue->descs == MAP_FAILED) {
-    queue->descs = NULL;
-    *why = "mmap of the queue's descriptors";
-    return -errno;
+  for (unsigned d = 0; d < owner->nr_devices; d++) {
+    const struct ublk_queue_device *dev = &owner->devices[d];
+    struct device_queue *dq = &queue->devices[d];
+
+    dq->descs_bytes = (dev->depth * sizeof (struct ublk_io_desc) + page - 1)
+                      / page * page;
+    dq->descs = mmap (NULL, dq->descs_bytes, PROT_READ,
+                      MAP_SHARED | MAP_POPULATE, dev->char_fd,
+                      descs_offset (queue->qid));
+    if (dq->descs == MAP_FAILED) {
+      dq->descs = NULL;
+      *why = "mmap of the queue's descriptors";
+      return -errno;
+    }
+    for (unsigned tag = 0; tag < dev->depth; tag++)
+      queue_command (queue, ring, d, tag, UBLK_IO_FETCH_REQ, -1);
   }
-  for (unsigned tag = 0; tag < owner->depth; tag++)
-    queue_command (queue, ring, tag, UBLK_IO_FETCH_REQ, -1);
   return 0;
 }
 
 /* The engine's complete: UBLK_IO_RES_OK is a request in the tag, served
  * and answered with COMMIT_AND_FETCH_REQ; UBLK_IO_RES_ABORT (-ENODEV)
  * is the device stopping or gone, and anything else the driver refusing
- * the command: either way the tag's end.
+ * the command: either way the tag's end, and once every tag of the
+ * device's queue has ended, the caller hears of it.
  */
 static enum io_queue_step
 complete_tag (void *front, struct io_queue *ring,
@@ -164,16 +182,20 @@ complete_tag (void *front, struct io_queue *ring,
 {
   struct ublk_queues *owner = front;
   struct ublk_queue *queue = &owner->queues[io_queue_id (ring)];
-  unsigned tag = cqe->user_data;
+  unsigned device = cqe->user_data >> DEVICE_SHIFT;
+  unsigned tag = cqe->user_data & TAG_MASK;
+  struct device_queue *dq = &queue->devices[device];
 
   if (cqe->res == UBLK_IO_RES_OK) {
-    queue_command (queue, ring, tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
-                   serve_request (queue, tag));
+    queue_command (queue, ring, device, tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                   serve_request (queue, device, tag));
     return IO_QUEUE_SERVED;
   }
   if (cqe->res != -ENODEV)
-    fprintf (stderr, "cswap-ublk: queue %u tag %u: %s\n", queue->qid, tag,
-             strerror (-cqe->res));
+    fprintf (stderr, "cswap-ublk: device %u queue %u tag %u: %s\n", device,
+             queue->qid, tag, strerror (-cqe->res));
+  if (++dq->tags_ended == owner->devices[device].depth)
+    eventfd_write (owner->ended_fd, 1);
   return IO_QUEUE_ENTRY_OVER;
 }
 
@@ -182,24 +204,49 @@ static const struct io_queue_ops ublk_queue_ops = {
   .complete = complete_tag,
 };
 
+/* Whether the COUNT DEVICES can share queues: as many queues each, tags
+ * in range, and not too many of them.
+ */
+static bool
+devices_fit (const struct ublk_queue_device *devices, unsigned count)
+{
+  if (count == 0 || count > UBLK_QUEUES_MAX_DEVICES)
+    return false;
+  for (unsigned d = 0; d < count; d++)
+    if (devices[d].nr_queues != devices[0].nr_queues
+        || devices[d].depth == 0 || devices[d].depth > UBLK_MAX_QUEUE_DEPTH)
+      return false;
+  return true;
+}
+
 struct ublk_queues *
-ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
-                   uint32_t max_io_bytes, const struct blockdev *window,
+ublk_queues_start (const struct ublk_queue_device *devices, unsigned count,
                    int ended_fd, bool ioctl_encode, const char **why)
 {
+  unsigned nr_queues, entries = 0;
   struct ublk_queues *queues;
   int r;
 
+  if (!devices_fit (devices, count)) {
+    errno = EINVAL;
+    *why = "devices with different numbers of queues, or too many";
+    return NULL;
+  }
+  nr_queues = devices[0].nr_queues;
   queues = calloc (1, sizeof *queues + nr_queues * sizeof queues->queues[0]);
   if (queues == NULL) {
     *why = "calloc";
     return NULL;
   }
-  queues->char_fd = char_fd;
-  queues->depth = depth;
-  queues->max_io_bytes = max_io_bytes;
+  memcpy (queues->devices, devices, count * sizeof *devices);
+  queues->nr_devices = count;
+  for (unsigned d = 0; d < count; d++) {
+    entries += devices[d].depth;
+    if (devices[d].max_io_bytes > queues->max_io_bytes)
+      queues->max_io_bytes = devices[d].max_io_bytes;
+  }
   queues->ioctl_encode = ioctl_encode;
-  queues->window = window;
+  queues->ended_fd = ended_fd;
   queues->count = nr_queues;
   for (unsigned q = 0; q < nr_queues; q++) {
     struct ublk_queue *queue = &queues->queues[q];
@@ -207,7 +254,7 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
     queue->owner = queues;
     queue->qid = q;
     r = posix_memalign ((void **) &queue->buffer, CSWAP_PAGE_SIZE,
-                        max_io_bytes);
+                        queues->max_io_bytes);
     if (r != 0) {
       errno = r;
       *why = "posix_memalign of the queue's buffer";
@@ -216,7 +263,7 @@ ublk_queues_start (int char_fd, unsigned nr_queues, unsigned depth,
   }
   queues->engine = io_queues_create (&(struct io_queues_config) {
       .program = "cswap-ublk", .thread_prefix = "cswap-ublk",
-      .count = nr_queues, .entries = depth,
+      .count = nr_queues, .entries = entries,
       .ops = &ublk_queue_ops, .front = queues,
     }, why);
   if (queues->engine == NULL)
@@ -246,8 +293,10 @@ ublk_queues_stop (struct ublk_queues *queues)
   for (unsigned q = 0; q < queues->count; q++) {
     struct ublk_queue *queue = &queues->queues[q];
 
-    if (queue->descs)
-      munmap ((void *) queue->descs, queue->descs_bytes);
+    for (unsigned d = 0; d < queues->nr_devices; d++)
+      if (queue->devices[d].descs)
+        munmap ((void *) queue->devices[d].descs,
+                queue->devices[d].descs_bytes);
     free (queue->buffer);
   }
   free (queues);

@@ -4,17 +4,19 @@
 #
 # usage (in the guest, as root): guest-ublk-model.py CSWAP_UBLK [OPS [SEED]]
 #
-# Starts CSWAP_UBLK (a 64 MiB device, a pool limit well above it), then
-# runs OPS random operations against it and against a reference (a
-# bytearray of the device): direct-I/O reads and writes of 1 to 64 pages
+# Starts CSWAP_UBLK over two windows of one store, as `cswap up`'s ladder
+# does (a 48 MiB device and a 16 MiB one, served by the same queue
+# threads, a pool limit well above them), then runs OPS random operations
+# against them and against a reference each (a bytearray of the device),
+# each operation on either device: direct-I/O reads and writes of 1 to 64 pages
 # at random page offsets (the writes: corpus-like data, zero pages and
 # same-filled pages), discards (BLKDISCARD) and write-zeroes (BLKZEROOUT)
 # of random page ranges; every read must equal the reference.  Between
 # them, requests the block layer must refuse: a read and a write not
 # aligned to the 4 KiB logical block, and a read past the end; each must
 # fail with EINVAL (or read 0 bytes past the end) and the device keep
-# serving.  At the end the whole device is read back and compared, the
-# daemon is stopped with SIGTERM and must exit 0 and delete its device.
+# serving.  At the end each whole device is read back and compared, the
+# daemon is stopped with SIGTERM and must exit 0 and delete its devices.
 # Prints TAP.
 import errno
 import fcntl
@@ -28,7 +30,7 @@ import sys
 import time
 
 PAGE = 4096
-SIZE = 64 << 20
+SIZES = [48 << 20, 16 << 20]            # the windows, in the store's order
 BLKDISCARD = 0x1277
 BLKZEROOUT = 0x127F
 
@@ -46,18 +48,21 @@ def check(name, ok):
     return ok
 
 
-daemon = subprocess.Popen([daemon_path, "--size", str(SIZE), "-o",
-                           "pool-limit=256M", "-o", "ctl=/run/ublk-model.sock"],
+windows = ",".join(f"{sum(SIZES[:i])}:{size}" for i, size in enumerate(SIZES))
+daemon = subprocess.Popen([daemon_path, "--size", str(sum(SIZES)),
+                           "--windows", windows, "-o", "pool-limit=256M",
+                           "-o", "ctl=/run/ublk-model.sock"],
                           stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
-device = daemon.stdout.readline().strip()
-if not check(f"cswap-ublk serves a block device ({device})",
-             device.startswith("/dev/ublkb")):
+devices = [daemon.stdout.readline().strip() for _ in SIZES]
+if not check(f"cswap-ublk serves a block device per window ({' '.join(devices)})",
+             all(d.startswith("/dev/ublkb") for d in devices)
+             and len(set(devices)) == len(SIZES)):
     daemon.kill()
     sys.exit(1)
-fd = os.open(device, os.O_RDWR | os.O_DIRECT)
-check("the device is the size asked",
-      os.lseek(fd, 0, os.SEEK_END) == SIZE)
-reference = bytearray(SIZE)
+fds = [os.open(device, os.O_RDWR | os.O_DIRECT) for device in devices]
+check("each device is its window's size",
+      [os.lseek(fd, 0, os.SEEK_END) for fd in fds] == SIZES)
+references = [bytearray(size) for size in SIZES]
 # O_DIRECT wants an aligned buffer: an anonymous mapping is page aligned.
 buf = mmap.mmap(-1, 64 * PAGE)
 mismatches = 0
@@ -74,7 +79,7 @@ def fill(pages):
     return b"".join(rng.choice(words) for _ in range(pages * PAGE // 8))
 
 
-def read_range(offset, length):
+def read_range(fd, offset, length):
     view = memoryview(buf)[:length]
     n = os.preadv(fd, [view], offset)
     return bytes(view[:n])
@@ -90,9 +95,11 @@ def refused_with_einval(request):
 
 refusals = []
 for i in range(ops):
+    which = rng.randrange(len(SIZES))
+    fd, reference, size = fds[which], references[which], SIZES[which]
     op = rng.random()
     pages = rng.randint(1, 64)
-    first = rng.randrange(SIZE // PAGE - pages + 1)
+    first = rng.randrange(size // PAGE - pages + 1)
     offset, length = first * PAGE, pages * PAGE
     if op < 0.4:
         data = fill(pages)
@@ -102,9 +109,10 @@ for i in range(ops):
             check(f"write of {length} at {offset} wrote {n}", False)
         reference[offset:offset + length] = data
     elif op < 0.8:
-        if read_range(offset, length) != reference[offset:offset + length]:
+        if read_range(fd, offset, length) != reference[offset:offset + length]:
             mismatches += 1
-            print(f"# read of {length} at {offset} differs from the reference")
+            print(f"# read of {length} at {offset} of {devices[which]} "
+                  "differs from the reference")
     elif op < 0.9:
         fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", offset, length))
         reference[offset:offset + length] = bytes(length)
@@ -117,17 +125,19 @@ for i in range(ops):
             lambda: os.preadv(fd, [memoryview(buf)[:512]], offset)))
         refusals.append(refused_with_einval(
             lambda: os.pwritev(fd, [memoryview(buf)[:PAGE]], offset + 512)))
-        refusals.append(os.preadv(fd, [memoryview(buf)[:PAGE]], SIZE) == 0)
+        refusals.append(os.preadv(fd, [memoryview(buf)[:PAGE]], size) == 0)
 
 check(f"{ops} random reads, writes, discards and write-zeroes: every read "
       f"equal to the reference", mismatches == 0)
 check(f"{len(refusals)} unaligned or past-the-end requests refused "
       "(EINVAL, or nothing read)", refusals and all(refusals))
-whole = bytearray()
-for offset in range(0, SIZE, 64 * PAGE):
-    whole += read_range(offset, 64 * PAGE)
-check("the whole device reads back as the reference", whole == reference)
-os.close(fd)
+for device, fd, reference, size in zip(devices, fds, references, SIZES):
+    # In pieces: the guest's 256 MiB hold the references and the store.
+    same = all(read_range(fd, offset, 64 * PAGE)
+               == reference[offset:offset + 64 * PAGE]
+               for offset in range(0, size, 64 * PAGE))
+    check(f"the whole of {device} reads back as its reference", same)
+    os.close(fd)
 daemon.send_signal(signal.SIGTERM)
 try:
     rc = daemon.wait(timeout=30)
@@ -135,6 +145,7 @@ except subprocess.TimeoutExpired:
     daemon.kill()
     rc = None
 check("SIGTERM stops the daemon, exit 0", rc == 0)
-check("the daemon deleted its device", not os.path.exists(device))
+check("the daemon deleted its devices",
+      not any(os.path.exists(device) for device in devices))
 print(f"1..{len(results)}")
 sys.exit(0 if all(results) else 1)
