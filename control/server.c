@@ -75,9 +75,17 @@
 _Static_assert (sizeof ((struct sockaddr_un *) 0)->sun_path
                 == CONTROL_PATH_MAX, "CONTROL_PATH_MAX is sun_path's size");
 
+/* A client's input buffer: a line and its newline. */
+#define CLIENT_IN_BYTES (CONTROL_LINE_MAX + 1)
+
+/* The input buffer is the connection's, allocated when it is accepted:
+ * sixty-four of them in the table itself were 256 KiB that every daemon
+ * kept resident and locked for clients that seldom come (one `cswapctl`
+ * at a time, as a rule).
+ */
 struct client {
   int fd;                       /* -1: a free slot */
-  char in[CONTROL_LINE_MAX + 1]; /* a line and its newline */
+  char *in;                     /* CLIENT_IN_BYTES */
   size_t in_len;
   char *out;                    /* the reply being sent, or NULL */
   size_t out_len, out_sent;
@@ -146,6 +154,7 @@ drop_client (struct client *c, const char *error)
   else
     close (c->fd);
   free (c->out);
+  free (c->in);
   *c = (struct client) { .fd = -1 };
 }
 
@@ -194,7 +203,7 @@ serve_input (struct control_server *s, struct client *c, bool eof)
       /* A full buffer without a newline is a line too long: the
        * dispatcher says so, and the rest of it is never read.
        */
-      if (c->in_len == sizeof c->in || eof) {
+      if (c->in_len == CLIENT_IN_BYTES || eof) {
         c->closing = true;
         if (c->in_len > 0)
           return execute (s, c, c->in_len);
@@ -212,7 +221,7 @@ serve_input (struct control_server *s, struct client *c, bool eof)
 static int
 read_input (struct control_server *s, struct client *c)
 {
-  ssize_t n = recv (c->fd, c->in + c->in_len, sizeof c->in - c->in_len,
+  ssize_t n = recv (c->fd, c->in + c->in_len, CLIENT_IN_BYTES - c->in_len,
                     MSG_DONTWAIT);
 
   if (n == -1)
@@ -261,7 +270,7 @@ accept_clients (struct control_server *s)
   for (;;) {
     int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     struct client *slot = NULL;
-    char why[96];
+    char why[96], *in;
     uid_t uid = (uid_t) -1;
 
     if (fd == -1) {
@@ -282,8 +291,13 @@ accept_clients (struct control_server *s)
       refuse (fd, "too many clients");
       continue;
     }
+    in = malloc (CLIENT_IN_BYTES);
+    if (in == NULL) {
+      refuse (fd, "out of memory");
+      continue;
+    }
     *slot = (struct client) {
-      .fd = fd, .last_active_ms = now_ms (),
+      .fd = fd, .in = in, .last_active_ms = now_ms (),
       .access = uid == 0 ? CONTROL_ACCESS_ALL : CONTROL_ACCESS_READ_ONLY,
     };
   }
