@@ -34,8 +34,9 @@
  * while no disk is swap (while one is, they are refused with a line that
  * names it: the pages swapped to it would be lost), or until a device's
  * queues end of themselves (someone deleted the device).  It then stops
- * the disks, the queues, deletes the devices and prints the stats line.  The device options are the other front ends'
- * (options.c), as --key=value, --key value, -o key=value or key=value.
+ * the disks, the queues, deletes the devices and prints the stats line.
+ * The device options are the other front ends' (options.c), as
+ * --key=value, --key value, -o key=value or key=value.
  *
  * Everything that can fail runs before the first queue thread starts, so
  * that a failure undoes cleanly and its message reaches the terminal.
@@ -92,6 +93,8 @@
 
 /* The ladder's most windows (scripts/cswap/ladder.sh, MAX_LADDER_WINDOWS). */
 #define MAX_WINDOWS 16
+_Static_assert (MAX_WINDOWS <= UBLK_QUEUES_MAX_DEVICES,
+                "one set of queues serves every window");
 
 /* One ublk device: a window of the store. */
 struct served_device {
