@@ -8,9 +8,9 @@
  * task; one task may serve queues of several devices.  So the ladder's
  * windows (ublk-main.c) cost a thread and a buffer per CPU, not per CPU
  * and per window: with three windows on two CPUs, two threads where
- * there were six, and 1 MiB less of the daemon's locked memory, which
- * on a 160 MiB machine is what stands between the daemon and zram's
- * peak (doc/design.md, "ublk").
+ * there were six, and 1.1 MiB less of the daemon's locked memory: on a
+ * 160 MiB machine its own memory is a third of zram's whole peak
+ * (doc/design.md, "Less of the daemon's own memory").
  *
  * A device's queue has DEPTH tags and no buffer of its own: the thread
  * serves one request at a time through its one buffer of the largest
