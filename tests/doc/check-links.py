@@ -8,7 +8,10 @@ Checks, in README.md, doc/**/*.md and man/*.[158]:
     file: a heading of that file makes it, as GitHub makes anchors;
   - every doc/... and man/... path named in the text, in or out of
     backticks (the man pages' \\- unescaped): it exists from the top of
-    the tree.
+    the tree;
+  - every section of design.md named after it, as in
+    (doc/design.md, "The default size"): a heading of design.md begins
+    with that name.
 Fenced code blocks are skipped in markdown.  Usage: check-links.py [ROOT];
 prints each broken reference as FILE:LINE: what, and exits 1 if any.
 """
@@ -72,6 +75,25 @@ def anchors(path):
     return _anchors[path]
 
 
+DESIGN_REF = re.compile(r'design\.md\s*,?\s*(?:\.[A-Z]+\s+)?"([^"]+)"')
+
+
+def design_headings():
+    path = os.path.join(ROOT, 'doc', 'design.md')
+    return [HEADING.match(line).group(2).replace('`', '')
+            for _, line in markdown_lines(path) if HEADING.match(line)]
+
+
+def check_design_names(rel_file, text, errors):
+    """Section names quoted after design.md, across line breaks."""
+    headings = design_headings()
+    for m in DESIGN_REF.finditer(text):
+        name = re.sub(r'\s+', ' ', m.group(1)).replace('`', '')
+        if not any(h.startswith(name) for h in headings):
+            number = text.count('\n', 0, m.start()) + 1
+            errors.append(f'{rel_file}:{number}: doc/design.md has no section "{name}"')
+
+
 def check_path(rel, errors, where):
     rel = rel.rstrip('.')
     if not os.path.exists(os.path.join(ROOT, rel)):
@@ -95,6 +117,8 @@ def check_markdown(path, errors):
                 errors.append(f'{where}: link {target}: no heading makes #{anchor}')
         for ref in PATH.findall(line):
             check_path(ref, errors, where)
+    with open(path, encoding='utf-8') as f:
+        check_design_names(rel_file, f.read(), errors)
 
 
 def check_man(path, errors):
@@ -104,6 +128,9 @@ def check_man(path, errors):
             text = line.replace('\\-', '-').replace('\\&', '')
             for ref in PATH.findall(text):
                 check_path(ref, errors, f'{rel_file}:{number}')
+    with open(path, encoding='utf-8') as f:
+        text = f.read().replace('\\-', '-').replace('\\(aq', "'").replace('\\&', '')
+    check_design_names(rel_file, text, errors)
 
 
 def main():
