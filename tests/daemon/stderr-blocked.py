@@ -12,6 +12,9 @@ detector, not a timing: it fails only if a thread is stuck), and every
 chunk stored must read back equal.  Then the pipe is read again: the
 "device full" warning must arrive, as it did before.
 
+Last, SIGTERM: the daemon stops cleanly, the drain's lines written before
+its exit stats line.
+
 Usage: stderr-blocked.py fuse-classic|fuse-uring|fuse-auto-off|nbd
   fuse-classic   cswap-fuse --transport classic (libfuse's threads)
   fuse-uring     cswap-fuse --transport uring (enable_uring switched on)
@@ -246,7 +249,7 @@ def main():
         argv = [f"{BUILD}/daemon/cswap-fuse", "-f", "--size", str(SIZE),
                 "--pool-limit", POOL_LIMIT, "--codec", "lz4", *transport,
                 "-o", f"ctl={sock}", mnt]
-    print("1..5", flush=True)
+    print("1..6", flush=True)
     daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=write_fd)
     reader = Reader(read_fd)
@@ -302,10 +305,21 @@ def main():
         reader.start()
         ok(reader.wait_for(b"cswap: warning: device full", BOUND_S),
            "once stderr is read again, the device full warning arrives")
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            status = daemon.wait(timeout=BOUND_S)
+        except subprocess.TimeoutExpired:
+            status = None
+        reader.join(timeout=BOUND_S)
         with reader.lock:
-            for line in reader.text.decode(errors="replace").splitlines():
-                if line.lstrip("#"):
-                    diag(line.lstrip("#"))
+            text = reader.text.decode(errors="replace")
+        for line in text.splitlines():
+            if line.lstrip("#"):
+                diag(line.lstrip("#"))
+        ok(status == 0 and "Sanitizer" not in text
+           and text.rfind("cswap: stats ") > text.find("device full") >= 0,
+           f"SIGTERM stops it cleanly (exit {status}), its stats line "
+           "written after the drain's lines, no sanitizer report")
     finally:
         if write_fd != -1:
             os.close(write_fd)
@@ -314,12 +328,13 @@ def main():
                 os.close(read_fd)   # a write stuck on it ends with EPIPE
             except OSError:
                 pass
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
+        if daemon.poll() is None:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
         if MODE != "nbd":
             if f" {mnt} fuse" in open("/proc/mounts").read():
                 subprocess.run(["fusermount3", "-u", "-z", mnt])
