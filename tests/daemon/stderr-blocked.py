@@ -197,6 +197,24 @@ class Reader(threading.Thread):
         return False
 
 
+def plugin_env():
+    """nbdkit's environment: in a sanitizer build, the runtimes the plugin
+    needs preloaded, leak checks off (as tests/lib/sanitizer-env.sh)."""
+    env = dict(os.environ)
+    sanitize = os.environ.get("CSWAP_SANITIZE", "none")
+    libs = [subprocess.run([os.environ.get("CC", "cc"),
+                            f"-print-file-name={lib}"], check=True, text=True,
+                           stdout=subprocess.PIPE).stdout.strip()
+            for kind, lib in (("address", "libasan.so"),
+                              ("thread", "libtsan.so"),
+                              ("undefined", "libubsan.so"))
+            if kind in sanitize]
+    if libs:
+        env["LD_PRELOAD"] = ":".join(libs)
+        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+    return env
+
+
 def take_enable_uring(value):
     """Switches FUSE over io_uring to VALUE under the tests' lock (as
     tests/lib/enable-uring.sh); returns what to put back, or skips."""
@@ -251,7 +269,8 @@ def main():
                 "-o", f"ctl={sock}", mnt]
     print("1..6", flush=True)
     daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=write_fd)
+                              stdout=subprocess.DEVNULL, stderr=write_fd,
+                              env=plugin_env() if MODE == "nbd" else None)
     reader = Reader(read_fd)
     try:
         # Started: the control socket answers, and a first write and
