@@ -39,6 +39,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "daemon-log.h"
 #include "fuse-dev-loop.h"
 #include "fuse-raw.h"
 #include "memory-safety.h"
@@ -98,7 +99,7 @@ serve_request (struct dev_loop *loop, const char *buf, size_t n,
   /* ENOENT: the request was interrupted or aborted meanwhile. */
   if (writev (loop->fd, iov, reply.payload_size ? 2 : 1) == -1
       && errno != ENOENT && errno != ENODEV)
-    fprintf (stderr, "cswap-fuse: writing a reply to /dev/fuse: %m\n");
+    daemon_log ("cswap-fuse: writing a reply to /dev/fuse: %m\n");
 }
 
 /* An epoll instance for one thread: the /dev/fuse fd, exclusive (one
@@ -135,7 +136,7 @@ dev_thread_main (void *arg)
 
   memory_safety_mark_io_thread ();
   if (buf == NULL || reply_payload == NULL) {
-    fprintf (stderr, "cswap-fuse: no memory for a /dev/fuse thread\n");
+    daemon_log ("cswap-fuse: no memory for a /dev/fuse thread\n");
     goto out;
   }
   /* Faulted in now: under mlockall's MCL_ONFAULT a buffer's pages are
@@ -155,7 +156,7 @@ dev_thread_main (void *arg)
 
       /* Nothing queued: wait for a request or the stop. */
       if (epoll_wait (self->waiter, &ready, 1, -1) == -1 && errno != EINTR) {
-        fprintf (stderr, "cswap-fuse: epoll_wait on /dev/fuse: %m\n");
+        daemon_log ("cswap-fuse: epoll_wait on /dev/fuse: %m\n");
         break;
       }
       continue;
@@ -163,7 +164,7 @@ dev_thread_main (void *arg)
     if (errno == EINTR || errno == ENOENT)
       continue;                 /* interrupted, or the request aborted */
     if (errno != ENODEV)
-      fprintf (stderr, "cswap-fuse: reading /dev/fuse: %m\n");
+      daemon_log ("cswap-fuse: reading /dev/fuse: %m\n");
     eventfd_write (loop->ended_fd, 1);
     break;
   }
@@ -208,8 +209,8 @@ dev_loop_start (int fd, const struct device *device, unsigned threads,
         close (t->waiter);
       if (i == 0)
         goto fail;
-      fprintf (stderr, "cswap-fuse: starting /dev/fuse thread %u: %s\n", i,
-               strerror (err));
+      daemon_log ("cswap-fuse: starting /dev/fuse thread %u: %s\n", i,
+                  strerror (err));
       break;
     }
     t->started = true;

@@ -45,6 +45,7 @@
 #include "cleanup.h"
 #include "config-file.h"
 #include "daemon-life.h"
+#include "daemon-log.h"
 #include "fuse-ops.h"
 #include "fuse-raw-serve.h"
 #include "fuse-uring.h"
@@ -352,13 +353,13 @@ serve_classic (struct fuse_session *session, const struct fuse_cmdline_opts *fus
   struct fuse_loop_config *config;
   int r;
 
-  fprintf (stderr, "%s: transport: classic\n", PROGRAM_NAME);
+  daemon_log ("%s: transport: classic\n", PROGRAM_NAME);
   if (fuse->singlethread)
     r = fuse_session_loop (session);
   else {
     config = fuse_loop_cfg_create ();
     if (config == NULL) {
-      fprintf (stderr, "%s: fuse_loop_cfg_create failed\n", PROGRAM_NAME);
+      daemon_log ("%s: fuse_loop_cfg_create failed\n", PROGRAM_NAME);
       return -1;
     }
     fuse_loop_cfg_set_clone_fd (config, fuse->clone_fd);
@@ -378,7 +379,7 @@ serve_classic (struct fuse_session *session, const struct fuse_cmdline_opts *fus
    * a clean stop.
    */
   if (r < 0) {
-    fprintf (stderr, "%s: %s\n", PROGRAM_NAME, strerror (-r));
+    daemon_log ("%s: %s\n", PROGRAM_NAME, strerror (-r));
     return -1;
   }
   return 0;
@@ -418,6 +419,18 @@ static bool
 session_exited (void *session)
 {
   return fuse_session_exited (session);
+}
+
+/* libfuse's own messages (fuse_log), said the way ours are: its worker
+ * threads serve the file under the classic transport, and must not wait
+ * on stderr (daemon-log.h).  Its default writes every level to stderr,
+ * and so does this.
+ */
+static void
+say_libfuse_message (enum fuse_log_level level, const char *fmt, va_list ap)
+{
+  (void) level;
+  daemon_log_v (fmt, ap);
 }
 
 /* cswap-fuse --check-config FILE: the whole check, nothing started; the
@@ -473,6 +486,7 @@ main (int argc, char *argv[])
     return check_config_file (argc, argv);
   if (argc >= 2 && strcmp (argv[1], "--swap-users") == 0)
     return list_swap_users (argc, argv);
+  fuse_set_log_func (say_libfuse_message);
   options_init (&cl.device);
   config_service_init (&cl.service);
   make_option_templates (&templates);

@@ -26,6 +26,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "daemon-log.h"
 #include "fuse-dev-loop.h"
 #include "fuse-raw-init.h"
 #include "fuse-raw-serve.h"
@@ -125,8 +126,8 @@ raw_server_run (struct raw_server *server,
       uring_queues_destroy (server->queues);
       server->queues = NULL;
       if (server->require_uring) {
-        fprintf (stderr, "%s: transport=uring: %s\n", PROGRAM_NAME,
-                 server->no_uring_reason);
+        daemon_log ("%s: transport=uring: %s\n", PROGRAM_NAME,
+                    server->no_uring_reason);
         return -1;
       }
     }
@@ -139,16 +140,16 @@ raw_server_run (struct raw_server *server,
     return -1;
   }
   if (server->queues)
-    fprintf (stderr, "%s: transport: io_uring, %u queues\n", PROGRAM_NAME,
-             uring_queues_count (server->queues));
+    daemon_log ("%s: transport: io_uring, %u queues\n", PROGRAM_NAME,
+                uring_queues_count (server->queues));
   else
-    fprintf (stderr, "%s: transport: read/write on /dev/fuse, %u threads "
-             "(no io_uring: %s)\n", PROGRAM_NAME, dev_threads,
-             server->no_uring_reason);
+    daemon_log ("%s: transport: read/write on /dev/fuse, %u threads "
+                "(no io_uring: %s)\n", PROGRAM_NAME, dev_threads,
+                server->no_uring_reason);
   wait_for_end (server, stop_requested, arg);
   if (server->queues && uring_queues_failed (server->queues)) {
-    fprintf (stderr, "%s: FUSE over io_uring failed (see above): exiting\n",
-             PROGRAM_NAME);
+    daemon_log ("%s: FUSE over io_uring failed (see above): exiting\n",
+                PROGRAM_NAME);
     return -1;
   }
   return 0;

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/param.h>
 
+#include "daemon-log.h"
 #include "fuse-raw.h"
 #include "fuse-uring-abi.h"
 #include "fuse-uring.h"
@@ -191,9 +192,9 @@ resend_entry (const struct uring_queues *queues, struct io_queue *ring,
               struct uring_entry *entry, int res)
 {
   if (++entry->failures > IO_QUEUE_MAX_RETRIES) {
-    fprintf (stderr, "cswap-fuse: io_uring queue %u: a ring entry failed "
-             "%u times in a row (%s)\n", entry->qid, IO_QUEUE_MAX_RETRIES,
-             strerror (-res));
+    daemon_log ("cswap-fuse: io_uring queue %u: a ring entry failed "
+                "%u times in a row (%s)\n", entry->qid, IO_QUEUE_MAX_RETRIES,
+                strerror (-res));
     return IO_QUEUE_FAILED;
   }
   if (entry->command == FUSE_IO_URING_CMD_COMMIT_AND_FETCH && res != -ENOENT)

@@ -26,6 +26,7 @@
 
 #include "cleanup.h"
 #include "config-file.h"
+#include "daemon-log.h"
 #include "json.h"
 #include "ladder-follow.h"
 #include "ladder-policy.h"
@@ -157,9 +158,9 @@ step_failed (struct ladder *l, struct ladder_step *s, const char *call,
   atomic_store_explicit (&s->rest_until_ns,
                          monotonic_ns () + LADDER_REST_MS * MS_NS,
                          memory_order_relaxed);
-  fprintf (stderr, "%s: ladder: %s %s: %s (left alone for %d s)\n",
-           program_invocation_short_name, call, s->device, why,
-           LADDER_REST_MS / 1000);
+  daemon_log ("%s: ladder: %s %s: %s (left alone for %d s)\n",
+              program_invocation_short_name, call, s->device, why,
+              LADDER_REST_MS / 1000);
 }
 
 /* The name of descriptor FD: what swapon(2) and swapoff(2) are given for
@@ -283,10 +284,10 @@ swapped_off_elsewhere (struct ladder *l, const bool *was_online,
 {
   for (unsigned i = 0; i < l->count; i++)
     if (was_online[i] && !views[i].online) {
-      fprintf (stderr, "%s: ladder: %s was swapped off by another process: "
-               "the daemon no longer swaps steps on or off (cswap up "
-               "resumes it)\n", program_invocation_short_name,
-               l->steps[i].device);
+      daemon_log ("%s: ladder: %s was swapped off by another process: "
+                  "the daemon no longer swaps steps on or off (cswap up "
+                  "resumes it)\n", program_invocation_short_name,
+                  l->steps[i].device);
       return true;
     }
   return false;
@@ -842,8 +843,8 @@ ladder_shut (struct ladder *l)
    * end with the process, and so is what it uses.
    */
   if (!stop_follower (l, SHUT_WAIT_S)) {
-    fprintf (stderr, "%s: ladder: the follower did not stop in %d s; "
-             "leaving it\n", program_invocation_short_name, SHUT_WAIT_S);
+    daemon_log ("%s: ladder: the follower did not stop in %d s; "
+                "leaving it\n", program_invocation_short_name, SHUT_WAIT_S);
     l->abandoned = true;
     return;
   }

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "daemon-log.h"
+#include "mib-text.h"
 #include "monotonic.h"
 #include "nbd-export-id.h"
 #include "nbd-exports.h"
@@ -390,8 +392,8 @@ claim (struct nbd_exports *exports, struct store *store, const char *name,
     *e = (struct nbd_export) { .area = n,
                                .limit_bytes = exports->default_limit_bytes };
   else {
-    fprintf (stderr, "cswap: export \"%s\" gives its area up: it holds no "
-             "page and no client has it open\n", e->label);
+    daemon_log ("cswap: export \"%s\" gives its area up: it holds no "
+                "page and no client has it open\n", e->label);
     free (e->name);
   }
   set_name (exports, e, copy);
@@ -401,8 +403,8 @@ claim (struct nbd_exports *exports, struct store *store, const char *name,
   nbd_export_new_contents (e);
   if (e == &exports->list[n])
     exports->count = n + 1;     /* after the entry: readers take no lock */
-  fprintf (stderr, "cswap: export \"%s\" made from export-template=%s\n",
-           e->label, exports->template);
+  daemon_log ("cswap: export \"%s\" made from export-template=%s\n",
+              e->label, exports->template);
   return e;
 }
 
@@ -485,11 +487,11 @@ finish_drop (struct nbd_exports *exports, struct store *store,
   nbd_export_new_contents (e);
   /* dropping keeps the name: it is still E's. */
   if (r == 0)
-    fprintf (stderr, "cswap: export \"%s\" dropped: %s, %" PRIu64 " pages "
-             "freed\n", e->label, cause, s.pages_stored);
+    daemon_log ("cswap: export \"%s\" dropped: %s, %" PRIu64 " pages "
+                "freed\n", e->label, cause, s.pages_stored);
   else
-    fprintf (stderr, "cswap: warning: export \"%s\": dropping it (%s): "
-             "freeing its pages: %s\n", e->label, cause, strerror (-r));
+    daemon_log ("cswap: warning: export \"%s\": dropping it (%s): "
+                "freeing its pages: %s\n", e->label, cause, strerror (-r));
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&exports->claim_lock);
   e->dropping = false;
   e->idle_since_ns = monotonic_ns ();
@@ -590,11 +592,13 @@ nbd_export_note_refusal (struct nbd_export *export, int result)
 {
   if (result != -EDQUOT)
     return result;
+  /* Said from the thread serving the write: no %f (mib-text.h). */
+  char limit[MIB_TEXT_BYTES];
   if (!atomic_exchange (&export->quota_warned, true))
-    fprintf (stderr, "cswap: warning: export \"%s\" is at its quota of %.1f "
-             "MiB: its writes are refused (ENOSPC) until it trims; raise "
-             "export=%s:LIMIT or export-limit=\n", export->label,
-             export->limit_bytes / 1048576.0,
-             export->label == export->name ? export->name : "NAME");
+    daemon_log ("cswap: warning: export \"%s\" is at its quota of %s "
+                "MiB: its writes are refused (ENOSPC) until it trims; raise "
+                "export=%s:LIMIT or export-limit=\n", export->label,
+                mib_text (limit, export->limit_bytes),
+                export->label == export->name ? export->name : "NAME");
   return -ENOSPC;
 }

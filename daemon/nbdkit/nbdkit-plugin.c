@@ -32,6 +32,7 @@
 #include "config-file.h"
 #include "contents-id.h"
 #include "daemon-life.h"
+#include "daemon-log.h"
 #include "ladder-follow.h"
 #include "memory-safety.h"
 #include "nbd-exports-control.h"
@@ -266,6 +267,12 @@ serve_name (const char *name, struct connection *c, const char **why)
   }
 }
 
+/* Why a client is refused is said through daemon_log, not nbdkit_error:
+ * nbdkit (1.32) only logs the error's text, to stderr under stderr's
+ * stdio lock or to syslog, and sends the client nothing but the refusal;
+ * and the thread that opens may be one the swap device waits on (a
+ * reconnection of it), which must not wait on stderr (daemon-log.h).
+ */
 static void *
 cswap_open (int readonly)
 {
@@ -275,11 +282,11 @@ cswap_open (int readonly)
 
   (void) readonly;
   if (c == NULL) {
-    nbdkit_error ("out of memory");
+    daemon_log ("cswap: error: a client's connection: out of memory\n");
     return NULL;
   }
   if (serve_name (name ? name : "", c, &why) == -1) {
-    nbdkit_error ("%s", why);
+    daemon_log ("cswap: error: %s\n", why);
     free (c);
     return NULL;
   }

@@ -5,7 +5,9 @@
  * control socket is bound before the fork, so that a path nobody may use
  * fails the start; its thread starts after.  Memory is locked after the
  * fork (a child inherits no locks) and before the first thread, which
- * inherits the I/O-flusher mark (memory-safety.h).  READY=1 goes last:
+ * inherits the I/O-flusher mark (memory-safety.h).  The message drain
+ * (daemon-log.h) starts before any thread that serves or speaks while the
+ * device serves, and stops after the last.  READY=1 goes last:
  * by then the device serves.  Stopping runs the other way.
  */
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "daemon-life.h"
+#include "daemon-log.h"
 #include "memory-safety.h"
 #include "program-message.h"
 #include "service-notify.h"
@@ -82,6 +85,14 @@ daemon_start_after_fork (struct daemon_life *life)
     };
     memory_safety_setup (&io_path);
   }
+  /* Before the first thread that may serve I/O or say something while
+   * it does: from here on, messages go through the drain (daemon-log.h).
+   */
+  r = daemon_log_start (life->name);
+  if (r) {
+    report (life, "starting the message thread: %s", strerror (r));
+    return -1;
+  }
   r = store_start_background (life->store);
   if (r) {
     report (life, "starting the store's threads, locking its key: %s",
@@ -106,6 +117,10 @@ daemon_stop (struct daemon_life *life)
   service_notify_stop ();
   control_server_stop (life->control);
   life->control = NULL;
+  /* Every thread that serves or says something meanwhile has stopped:
+   * what they said is written out, and stderr is written at once again.
+   */
+  daemon_log_stop ();
   if (life->store) {
     /* One greppable line at exit, so that a script that stops the
      * daemon can still see what was held at the end.

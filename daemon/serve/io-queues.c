@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "daemon-log.h"
 #include "io-queues.h"
 #include "io-thread.h"
 #include "memory-safety.h"
@@ -122,14 +123,14 @@ submit_and_wait (struct io_queue *queue, unsigned *failures)
     return 0;
   }
   if (++*failures > IO_QUEUE_MAX_RETRIES) {
-    fprintf (stderr, "%s: io_uring queue %u: io_uring_enter failed %u "
-             "times in a row: %s\n", program, queue->qid,
-             IO_QUEUE_MAX_RETRIES, strerror (-r));
+    daemon_log ("%s: io_uring queue %u: io_uring_enter failed %u "
+                "times in a row: %s\n", program, queue->qid,
+                IO_QUEUE_MAX_RETRIES, strerror (-r));
     return -1;
   }
   if (*failures == 1 && r != -EAGAIN && r != -EBUSY)
-    fprintf (stderr, "%s: io_uring queue %u: %s (trying again)\n", program,
-             queue->qid, strerror (-r));
+    daemon_log ("%s: io_uring queue %u: %s (trying again)\n", program,
+                queue->qid, strerror (-r));
   usleep (1000);                /* a moment for whatever it was to clear */
   return 0;
 }
@@ -177,12 +178,13 @@ serve (struct io_queue *queue)
   }
   io_uring_submit (&queue->ring);       /* the last round's answers */
   if (queue->resent)
-    fprintf (stderr, "%s: io_uring queue %u: %lu command%s sent again "
-             "after an error\n", config->program, queue->qid, queue->resent,
-             queue->resent == 1 ? "" : "s");
+    daemon_log ("%s: io_uring queue %u: %lu command%s sent again "
+                "after an error\n", config->program, queue->qid,
+                queue->resent, queue->resent == 1 ? "" : "s");
   if (failed) {
-    fprintf (stderr, "%s: io_uring queue %u cannot serve its CPU's "
-             "requests: stopping the daemon\n", config->program, queue->qid);
+    daemon_log ("%s: io_uring queue %u cannot serve its CPU's "
+                "requests: stopping the daemon\n", config->program,
+                queue->qid);
     atomic_store (&owner->failed, true);
   }
   if (failed || live_entries == 0)

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "daemon-log.h"
 #include "memory-safety.h"
 
 #ifndef PR_SET_IO_FLUSHER
@@ -45,7 +46,7 @@ warn (const char *what, int err)
   /* strerrordesc_np: no locale lookup, so no libc lock that a fork could
    * catch held (nbdkit forks its --run child after .after_fork).
    */
-  fprintf (stderr, "cswap: warning: %s: %s\n", what, strerrordesc_np (err));
+  daemon_log ("cswap: warning: %s: %s\n", what, strerrordesc_np (err));
 }
 
 /* Writes TEXT to the file PATH (in /proc); -1 with errno set on failure. */

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "daemon-log.h"
 #include "io-queues.h"
 #include "page.h"
 #include "ublk-abi.h"
@@ -192,8 +193,8 @@ complete_tag (void *front, struct io_queue *ring,
     return IO_QUEUE_SERVED;
   }
   if (cqe->res != -ENODEV)
-    fprintf (stderr, "cswap-ublk: device %u queue %u tag %u: %s\n", device,
-             queue->qid, tag, strerror (-cqe->res));
+    daemon_log ("cswap-ublk: device %u queue %u tag %u: %s\n", device,
+                queue->qid, tag, strerror (-cqe->res));
   if (++dq->tags_ended == owner->devices[device].depth)
     eventfd_write (owner->ended_fd, 1);
   return IO_QUEUE_ENTRY_OVER;

@@ -1,10 +1,15 @@
-/* cswap: the header-only helpers of common/ — rounding.h and counter.h.
+/* cswap: the header-only helpers of common/ — rounding.h, counter.h and
+ * mib-text.h.
  * Each is small, and each was written twice before it had a home: pin
  * what the callers rely on.
  */
 #include <stdint.h>
 
+#include <stdio.h>
+#include <string.h>
+
 #include "counter.h"
+#include "mib-text.h"
 #include "rounding.h"
 #include "tap.h"
 
@@ -22,6 +27,35 @@ test_rounding (void)
   ok (round_down (4095, 4096) == 0 && round_down (8191, 4096) == 4096,
       "round_down drops the remainder");
   ok (round_down (10, 3) == 9, "round_down takes any unit");
+}
+
+/* mib_text prints what "%.1f" of bytes / 1048576.0 prints. */
+static void
+test_mib_text (void)
+{
+  static const uint64_t counts[] = {
+    0, 1, 52428, 52429, 104857, 104858, 262144, 786432, 1048575, 1048576,
+    24 << 20, (24 << 20) + 943718, 5ull << 40, UINT64_MAX >> 11,
+  };
+  char text[MIB_TEXT_BYTES], expected[64];
+  int differ = 0;
+
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    snprintf (expected, sizeof expected, "%.1f", counts[i] / 1048576.0);
+    if (strcmp (mib_text (text, counts[i]), expected) != 0) {
+      diag ("%llu bytes: %s, not %s", (unsigned long long) counts[i], text,
+            expected);
+      differ++;
+    }
+  }
+  /* Every tenth's edge, where rounding decides, below 2 MiB. */
+  for (uint64_t b = 0; b < (2 << 20); b += 4096 / 8) {
+    snprintf (expected, sizeof expected, "%.1f", b / 1048576.0);
+    if (strcmp (mib_text (text, b), expected) != 0 && differ++ < 5)
+      diag ("%llu bytes: %s, not %s", (unsigned long long) b, text, expected);
+  }
+  ok (differ == 0, "mib_text is \"%%.1f\" of the count in MiB, ties to "
+      "even (%d differ)", differ);
 }
 
 static void
@@ -45,6 +79,7 @@ int
 main (void)
 {
   test_rounding ();
+  test_mib_text ();
   test_counter ();
   return tap_done ();
 }
