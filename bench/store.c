@@ -181,7 +181,8 @@ bench_one (const struct pagefile *pf, const struct codec_config *codec,
     .size_bytes = run.slots * CSWAP_PAGE_SIZE, .codec = *codec,
     .reserve_bytes = BENCH_RESERVE_BYTES,
     .persistence = segment ? STORE_SEGMENT_NEW : STORE_PRIVATE,
-    .segment_key = 0x63f00000 | (getpid () & 0xfffff),
+    /* A device number of its own, clear of ublk's (below 2^20). */
+    .segment_device = 0x80000000u | (uint32_t) getpid (),
   };
   uint64_t bytes = run.slots * CSWAP_PAGE_SIZE;
   struct store_stats s;

@@ -63,7 +63,6 @@ struct store {
    */
   struct store_segment *segment;
   struct store_adoption adoption;
-  uint64_t *lost_slots;
   uint64_t *deferred_slots, deferred_count;
   bool keep_segment;
 };

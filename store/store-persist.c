@@ -16,10 +16,18 @@
  * persist.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "store-internal.h"
+
+/* The lost map's bytes for SLOTS: whole 64-bit words. */
+static size_t
+lost_map_bytes (uint64_t slots)
+{
+  return (slots + 63) / 64 * sizeof (uint64_t);
+}
 
 /* The segment's geometry for CONFIG, whose pool POOL_CONFIG describes. */
 static struct store_segment
@@ -28,13 +36,113 @@ segment_for (const struct store_config *config,
 {
   return (struct store_segment) {
     .shmid = -1,
-    .key = config->segment_key,
+    .dev_id = config->segment_device,
     .size_bytes = config->size_bytes,
     .max_pages_per_zspage = pool_config->max_pages_per_zspage,
     .reserve_bytes = pool_config->reserve_bytes,
+    .lost_map_bytes = lost_map_bytes (slots),
     .chunks_bytes = slot_table_homes_bytes (slots),
     .area_bytes = zs_pool_area_bytes (pool_config),
   };
+}
+
+/* SEG, adopted, laid out as this cswap lays out a store of its size
+ * and allocator geometry: POOL_CONFIG takes that geometry, and
+ * ADOPTION says where it is not the configuration's.  False for a
+ * segment laid out otherwise (made by another version: its header would
+ * say another layout).
+ */
+static bool
+take_geometry (const struct store_segment *seg, uint64_t slots,
+               struct zs_pool_config *pool_config,
+               struct store_adoption *adoption)
+{
+  char *said = adoption->kept_geometry;
+  size_t room = sizeof adoption->kept_geometry;
+  int n = 0;
+
+  if (seg->reserve_bytes != pool_config->reserve_bytes)
+    n += snprintf (said + n, room - n, "reserve %llu (configured %llu)",
+                   (unsigned long long) seg->reserve_bytes,
+                   (unsigned long long) pool_config->reserve_bytes);
+  if (seg->max_pages_per_zspage != pool_config->max_pages_per_zspage)
+    snprintf (said + n, room - n, "%smax-zspage-pages %u (configured %u)",
+              n ? ", " : "", seg->max_pages_per_zspage,
+              pool_config->max_pages_per_zspage);
+  pool_config->reserve_bytes = seg->reserve_bytes;
+  pool_config->max_pages_per_zspage = seg->max_pages_per_zspage;
+  return seg->area_bytes == zs_pool_area_bytes (pool_config)
+    && seg->chunks_bytes == slot_table_homes_bytes (slots)
+    && seg->lost_map_bytes == lost_map_bytes (slots);
+}
+
+/* ERROR: why CONFIG's store cannot adopt its device's segment, refused
+ * as REFUSAL says (errno: store_segment_adopt's).  The segment is kept.
+ */
+static void
+say_refusal (const struct store_config *config,
+             const struct store_segment_refusal *refusal, char *error,
+             size_t error_bytes)
+{
+  /* Only cswap-ublk persists a store: its option is named. */
+  static const char discard[] = "or start with --discard-store to remove "
+    "it (its pages are then lost)";
+  unsigned dev = config->segment_device;
+
+  if (errno == EINVAL)
+    snprintf (error, error_bytes, "the store of device %u (a killed "
+              "daemon's) was made with size = %llu, not this "
+              "configuration's %llu: it is kept; start with size = %llu to "
+              "take its pages over, %s", dev,
+              (unsigned long long) refusal->size_bytes,
+              (unsigned long long) config->size_bytes,
+              (unsigned long long) refusal->size_bytes, discard);
+  else if (errno == EPROTO)
+    snprintf (error, error_bytes, "the store of device %u (a killed "
+              "daemon's) was made by another version of cswap (segment "
+              "layout %u; this one adopts %u): it is kept; start the "
+              "version that made it to take its pages over, %s", dev,
+              refusal->layout, store_segment_layout (), discard);
+  else if (errno == EBUSY)
+    snprintf (error, error_bytes, "the store of device %u is attached by a "
+              "live process (pid %d, the last to attach it): not adopted",
+              dev, refusal->pid);
+  else
+    snprintf (error, error_bytes, "the store of device %u: %s: %m", dev,
+              refusal->why);
+}
+
+/* Adopts CONFIG's segment into SEG: 1; 0 where there is none (or it was
+ * discarded), with STORE->adoption.why; -1 with errno and ERROR.
+ */
+static int
+adopt_segment (struct store *store, const struct store_config *config,
+               struct store_segment *seg, struct zs_pool_config *pool_config,
+               char *error, size_t error_bytes)
+{
+  uint64_t slots = store->slots.table.slots;
+  struct store_segment_refusal refusal;
+
+  if (store_segment_adopt (seg, &refusal) == 0) {
+    if (take_geometry (seg, slots, pool_config, &store->adoption))
+      return 1;
+    refusal.layout = store_segment_layout ();
+    store_segment_close (seg, false);
+    errno = EPROTO;
+  }
+  int refused = errno;
+  if (refused == ENOENT) {
+    store->adoption.why = refusal.why;
+    return 0;
+  }
+  if (config->discard_segment && refused != EBUSY
+      && store_segment_remove_device (config->segment_device) > 0) {
+    store->adoption.why = "discarded, as asked";
+    return 0;
+  }
+  errno = refused;
+  say_refusal (config, &refusal, error, error_bytes);
+  return -1;
 }
 
 int
@@ -43,27 +151,41 @@ store_segment_open (struct store *store, const struct store_config *config,
                     size_t error_bytes)
 {
   struct store_segment *seg = malloc (sizeof *seg);
+  uint64_t slots = store->slots.table.slots;
   const char *why;
+  int adopted = 0;
 
   if (seg == NULL) {
     snprintf (error, error_bytes, "out of memory");
     return -1;
   }
-  *seg = segment_for (config, pool_config, store->slots.table.slots);
+  *seg = segment_for (config, pool_config, slots);
   store->adoption.why = NULL;
-  if (config->persistence == STORE_SEGMENT_ADOPT) {
-    if (store_segment_adopt (seg, &why) == 0)
-      store->adoption.adopted = true;
-    else
-      store->adoption.why = why;
-  }
-  if (!store->adoption.adopted && store_segment_make (seg, &why) == -1) {
+  if (config->persistence == STORE_SEGMENT_ADOPT)
+    adopted = adopt_segment (store, config, seg, pool_config, error,
+                             error_bytes);
+  if (adopted == -1
+      || (adopted == 0 && store_segment_make (seg, &why) == -1)) {
     int saved_errno = errno;
-    snprintf (error, error_bytes, "the store's shared-memory segment: %s: %m",
-              why);
+    if (adopted == 0)
+      snprintf (error, error_bytes, "the store's shared-memory segment: "
+                "%s: %m", why);
     free (seg);
     errno = saved_errno;
     return -1;
+  }
+  store->adoption.adopted = adopted == 1;
+  /* Taking over with nothing to adopt: every page the kernel may still
+   * map is lost, and stays lost in this segment until written.
+   */
+  if (config->persistence == STORE_SEGMENT_ADOPT && !adopted) {
+    _Atomic uint64_t *map = store_segment_lost_map (seg);
+    for (uint64_t w = 0; w < seg->lost_map_bytes / sizeof *map; w++) {
+      uint64_t bits = slots - w * 64;
+      atomic_store_explicit (&map[w], bits >= 64 ? UINT64_MAX
+                             : (UINT64_C (1) << bits) - 1,
+                             memory_order_relaxed);
+    }
   }
   store->segment = seg;
   slot_table_set_homes (&store->slots.table, store_segment_chunks (seg));
@@ -90,7 +212,7 @@ list_add (uint64_t **slots, uint64_t *count, uint64_t *cap, uint64_t slot)
 
 struct adopting {
   struct store *store;
-  uint64_t lost_cap, deferred_cap;
+  uint64_t deferred_cap;
   bool out_of_memory;
 };
 
@@ -103,15 +225,16 @@ adopt_object (void *arg, zs_handle handle, uint32_t length, uint64_t slot)
                                (uint32_t) slot) == 0;
 }
 
+/* SLOT could not be adopted: lost, in the segment's lost map. */
 static void
 note_lost (void *arg, uint64_t slot)
 {
   struct adopting *a = arg;
-  struct store *store = a->store;
+  _Atomic uint64_t *map = store_segment_lost_map (a->store->segment);
 
-  if (!list_add (&store->lost_slots, &store->adoption.lost, &a->lost_cap,
-                 slot))
-    a->out_of_memory = true;
+  atomic_fetch_or_explicit (&map[slot / 64], UINT64_C (1) << slot % 64,
+                            memory_order_relaxed);
+  a->store->adoption.lost++;
 }
 
 static void
@@ -145,7 +268,6 @@ store_adopt_pages (struct store *store, char *error, size_t error_bytes)
   }
   zs_pool_adopt_end (store->slots.pool);
   store->adoption.pages = result.pages;
-  store->adoption.lost_slots = store->lost_slots;
   return 0;
 }
 
@@ -179,8 +301,6 @@ store_segment_release (struct store *store)
   store_segment_close (store->segment, !store->keep_segment);
   free (store->segment);
   store->segment = NULL;
-  free (store->lost_slots);
-  store->lost_slots = NULL;
   free (store->deferred_slots);         /* never queued: no compressor ran */
   store->deferred_slots = NULL;
 }
@@ -189,6 +309,15 @@ const struct store_adoption *
 store_adoption (struct store *store)
 {
   return store->segment ? &store->adoption : NULL;
+}
+
+_Atomic uint64_t *
+store_lost_map (struct store *store, uint64_t *pages)
+{
+  if (store->segment == NULL)
+    return NULL;
+  *pages = store->slots.table.slots;
+  return store_segment_lost_map (store->segment);
 }
 
 void *

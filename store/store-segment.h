@@ -12,17 +12,30 @@
  *  - it is locked (SHM_LOCK): no process need map it for its pages to
  *    stay in memory, so none of them can go to swap, and so to the very
  *    device whose daemon is being replaced;
- *  - it is found again by a key made from the number of the first ublk
- *    device it serves (store_segment_key), which the next daemon is given
- *    (--recover ID,…) and the leftover cleaners know.
+ *  - it is found again by the number of the first ublk device it
+ *    serves, which its header records and the next daemon is given
+ *    (--recover ID,…): made with IPC_PRIVATE, it has no key another user
+ *    could take first, and a daemon looks only at segments that are its
+ *    own (store_segment_each_own: created and owned by its effective uid,
+ *    mode 0600), so no other user can keep it from starting, nor have it
+ *    adopt or remove a segment that user made.  Of several for one
+ *    device, the newest (made_ns) is the store: the others are older
+ *    stores of a device since taken over anew.
  *
  * Layout, all offsets page-aligned:
  *
- *   [ header, note: one page ][ slot chunks: one home per chunk ][ zspages ]
+ *   [ header, note: one page ][ lost map ][ slot chunks: one home per
+ *   chunk ][ zspages ]
  *
- * The header says what made the segment (layout version, sizes, the
- * allocator's geometry); a daemon adopts a segment only if everything in
- * it is what its own configuration would make.  The note is the front
+ * The header says what made the segment (layout version, its device,
+ * sizes, the allocator's geometry).  A daemon adopts a segment of its
+ * own layout and device size; the allocator's geometry (reserve,
+ * max-zspage-pages) it takes from the header, whatever its own
+ * configuration says (store-persist.c).  The lost map is a bit per slot:
+ * set for a page a take-over lost (its store could not be adopted, or
+ * the page not), clear once the kernel writes, discards or zeroes it;
+ * kept here so that a page lost stays lost across any number of
+ * take-overs (lost-pages.h reads and clears it).  The note is the front
  * end's: what it must find again after a kill besides the pages (the
  * ladder's hand-over, ladder-record.h), zero in a new segment.  The slot
  * chunks and the zspage area hold no pointers, only numbers
@@ -34,8 +47,15 @@
  *
  * The segment is removed when its daemon stops after deleting its
  * devices, and by whatever deletes a dead daemon's devices
- * (store_segment_remove_key); a segment no process has attached and no
- * device uses otherwise stays, locked, until the next boot.
+ * (store_segment_remove_device); a segment no process has attached and
+ * no device uses otherwise stays, locked, until the next boot.  With
+ * kernel.shm_rmid_forced=1 the kernel removes it as soon as no process
+ * has it attached and its creator is gone: a killed daemon's store dies
+ * with it (store_segment_forced_removal; the daemon says so at start).
+ *
+ * Layout 2 (before the lost map, found by a key made from the device's
+ * number) is not adopted: such a store is refused, named, and kept
+ * unless the daemon is told to discard it.
  */
 #ifndef CSWAP_STORE_SEGMENT_H
 #define CSWAP_STORE_SEGMENT_H
@@ -49,13 +69,16 @@
  */
 struct store_segment {
   int shmid;                    /* -1: none */
-  int key;
+  uint32_t dev_id;              /* the first device it serves */
   unsigned char *base;          /* the mapping */
   size_t bytes;
-  /* The geometry: what the header records and an adopter must match. */
+  /* The geometry: what the header records.  An adopter must match the
+   * size and layout; store_segment_adopt sets the rest from the header.
+   */
   uint64_t size_bytes;          /* the store's device size */
   unsigned max_pages_per_zspage;
   uint64_t reserve_bytes;
+  size_t lost_map_bytes;        /* a bit per slot */
   size_t chunks_bytes;          /* the slot chunks' homes */
   size_t area_bytes;            /* the allocator's zspage area */
 };
@@ -63,23 +86,35 @@ struct store_segment {
 /* The note's size, the end of the header page. */
 #define STORE_SEGMENT_NOTE_BYTES 3072
 
-/* The segment key of a store whose first ublk device is DEV_ID. */
-extern int store_segment_key (uint32_t dev_id);
-
-/* A new segment for SEG's geometry at SEG->key, locked, attached,
- * zero-filled; a stale one at that key that no process has attached is
- * removed first.  0, or -1 with errno and *WHY set (which call).
+/* A new segment for SEG's geometry and device, locked, attached,
+ * zero-filled; stale ones of the device that no process has attached are
+ * removed first (the device is new: nothing will ask for their pages).
+ * 0, or -1 with errno and *WHY set (which call).
  */
 extern int store_segment_make (struct store_segment *seg, const char **why);
-/* The segment at SEG->key, attached, if its header matches SEG's
- * geometry: 0; else -1 with errno (ENOENT: none; EBUSY: a live process
- * has it attached; EINVAL: made for another geometry or layout) and *WHY.
+/* Why a segment is not adopted, for store_segment_adopt's caller. */
+struct store_segment_refusal {
+  const char *why;
+  uint64_t size_bytes;          /* EINVAL: the size the store was made with */
+  uint32_t layout;              /* EPROTO: the layout it was made with */
+  int pid;                      /* EBUSY: the last process to attach it */
+};
+/* The newest segment of SEG->dev_id, attached, its allocator geometry
+ * set in SEG from its header, if it is of this layout and SEG's size:
+ * 0; else -1 with errno (ENOENT: none; EBUSY: a live process has it
+ * attached; EINVAL: made for another size; EPROTO: by another version of
+ * cswap) and *REFUSAL.  Older segments of the device are removed once
+ * the newest is adopted.
  */
-extern int store_segment_adopt (struct store_segment *seg, const char **why);
-/* The note (STORE_SEGMENT_NOTE_BYTES), the slot chunks' homes and the
- * zspage area, in an attached segment.
+extern int store_segment_adopt (struct store_segment *seg,
+                                struct store_segment_refusal *refusal);
+/* The layout this cswap makes and adopts. */
+extern uint32_t store_segment_layout (void);
+/* The note (STORE_SEGMENT_NOTE_BYTES), the lost map (lost_map_bytes),
+ * the slot chunks' homes and the zspage area, in an attached segment.
  */
 extern void *store_segment_note (const struct store_segment *seg);
+extern void *store_segment_lost_map (const struct store_segment *seg);
 extern void *store_segment_chunks (const struct store_segment *seg);
 extern void *store_segment_area (const struct store_segment *seg);
 /* After the daemon locks its memory (mlockall): unlocks the segment's
@@ -91,10 +126,23 @@ extern void store_segment_unlock_mapping (const struct store_segment *seg);
  * once no process has it attached).
  */
 extern void store_segment_close (struct store_segment *seg, bool remove);
-/* Removes the segment at KEY if no live process has it attached: 1 when
- * removed, 0 when there is none, -1 with errno otherwise (EBUSY:
- * attached).
+/* Removes this process's own segments of device DEV_ID (of any layout)
+ * that no live process has attached: how many, or -1 with errno.
  */
-extern int store_segment_remove_key (int key);
+extern int store_segment_remove_device (uint32_t dev_id);
+/* The segments this process may call its own: created and owned by its
+ * effective uid, mode 0600, not being removed, and starting with a
+ * cswap header.  EACH is called with each one's id, its device (its
+ * header's, or the one its layout-2 key names; UINT32_MAX: none) and
+ * its layout.  0, or -1 with errno.
+ */
+extern int store_segment_each_own (void (*each) (int shmid, uint32_t dev_id,
+                                                 uint32_t layout, void *arg),
+                                   void *arg);
+/* kernel.shm_rmid_forced is 1: a segment is destroyed once no process
+ * has it attached and its creator is gone, so a store does not outlive
+ * a killed daemon.
+ */
+extern bool store_segment_forced_removal (void);
 
 #endif /* CSWAP_STORE_SEGMENT_H */

@@ -17,6 +17,7 @@
 #ifndef CSWAP_STORE_H
 #define CSWAP_STORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -117,12 +118,18 @@ struct store_config {
   uint64_t (*budget_clock) (void *arg);
   void *budget_clock_arg;
   /* A store that outlives its process (store-segment.h): its slots and
-   * pool in the System V segment at segment_key, made new, or adopted
-   * from a killed daemon (made new where there is none it can adopt:
-   * store_adoption says).  Not with a backing file or areas.
+   * pool in a System V segment of the process's own, found again by
+   * segment_device (the first ublk device it serves), made new, or
+   * adopted from a killed daemon.  Adopting: made new, every page lost
+   * (store_lost_map), where there is none; where there is one it cannot
+   * adopt (another device size, another version of cswap, attached by a
+   * live process) store_create fails, saying why, and leaves it, unless
+   * discard_segment: then it is removed and the store made new, every
+   * page lost.  Not with a backing file or areas.
    */
   enum store_persistence persistence;
-  int segment_key;
+  uint32_t segment_device;
+  bool discard_segment;
 };
 
 /* The most pages per writeback batch (the batch buffer's size). */
@@ -140,17 +147,35 @@ struct store;
 
 /* What a store adopted from a killed daemon's segment. */
 struct store_adoption {
-  bool adopted;                 /* false: none, or unusable (why) */
+  bool adopted;                 /* false: none, or discarded (why) */
   const char *why;              /* when not adopted */
   uint64_t pages;               /* adopted, readable as before */
-  uint64_t lost;                /* pages that could not be: the front end
-                                   must refuse their reads */
-  const uint64_t *lost_slots;   /* the lost pages' numbers, lost of them */
+  uint64_t lost;                /* pages that could not be, now: their
+                                   bits set in store_lost_map */
+  /* Where the store's allocator geometry (made by another configuration,
+   * or on a machine with other RAM, as the default reserve follows it)
+   * is not this configuration's, it is kept: "reserve 8388608
+   * (configured 4194304)", and the like; empty when none differs.
+   */
+  char kept_geometry[160];
 };
 /* STORE_SEGMENT_ADOPT's outcome (adopted false for STORE_SEGMENT_NEW);
  * NULL for a store that does not persist.
  */
 extern const struct store_adoption *store_adoption (struct store *store);
+/* The pages a take-over lost, in a store that persists (store-segment.h,
+ * the lost map): bit P % 64 of word P / 64 set for page P that a
+ * take-over lost (its store made new, or the page not adopted) and the
+ * kernel has not written, discarded or zeroed since.  It lives in the
+ * segment, so a page lost stays lost across any number of take-overs.
+ * The front end refuses reads of those pages and clears their bits as
+ * the kernel gives them contents (daemon/serve/lost-pages.h).  Zero in
+ * a store made new for new devices; every page's bit set in one made
+ * new where there was nothing to adopt.  NULL for a store that does
+ * not persist; else *PAGES is its size in pages.
+ */
+extern _Atomic uint64_t *store_lost_map (struct store *store,
+                                         uint64_t *pages);
 /* A few bytes that persist with the store, for what its front end must
  * find again after a kill besides the pages (the ladder's hand-over:
  * ladder-record.h): zero in a new store, as the killed daemon left them in

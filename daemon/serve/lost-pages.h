@@ -1,13 +1,13 @@
 /* cswap: the pages a killed daemon took with it — a bitmap over a
  * device, read by the request layer (blockdev.h).
  *
- * The store lives in the daemon's memory.  When a daemon is killed while
- * its device is swap and a new one takes the device over (ublk's user
- * recovery: cswap-ublk --recover), the kernel still holds swap entries
- * on the device whose pages were in the dead daemon's store.  The new
- * store is empty: answering such a read with zeros would hand a process
- * a page of zeros for its data, silently.  So every page of the device
- * starts lost, and a read that starts on a lost page fails with EIO (the
+ When a daemon is killed while its device is swap and a new one takes
+ * the device over (ublk's user recovery: cswap-ublk --recover), the
+ * kernel still holds swap entries on the device whose pages were in the
+ * dead daemon's store.  Where the new daemon could not adopt that store
+ * (or a page of it), answering such a read with zeros would hand a
+ * process a page of zeros for its data, silently.  So those pages are
+ * lost, and a read that starts on a lost page fails with EIO (the
  * kernel then marks the swap entry bad: SIGBUS for the owner of that
  * page alone, and swapoff completes).  A page is found again once the
  * kernel gives it new contents since the restart: written, discarded or
@@ -16,6 +16,11 @@
  *
  *   bit set    lost: not written, discarded or zeroed since the restart
  *   bit clear  served by the new store, as any page
+ *
+ * The bits are a store's own where its store persists (store.h,
+ * store_lost_map: in its segment, so that a page lost stays lost across
+ * later take-overs: lost_pages_over), or this map's (a store with a
+ * backing file, made new at each take-over: lost_pages_create).
  *
  * Counted: the pages still lost (a gauge, from all of them down) and the
  * reads refused (each refused request once, whatever its length).
@@ -27,12 +32,18 @@
 #ifndef CSWAP_LOST_PAGES_H
 #define CSWAP_LOST_PAGES_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 struct lost_pages;
 
 /* A map of PAGES pages, every one lost.  NULL with errno set. */
 extern struct lost_pages *lost_pages_create (uint64_t pages);
+/* A map of PAGES pages over the bits WORDS (a store's lost map), page P
+ * its bit FIRST + P, as they are.  NULL with errno set.
+ */
+extern struct lost_pages *lost_pages_over (_Atomic uint64_t *words,
+                                           uint64_t first, uint64_t pages);
 extern void lost_pages_destroy (struct lost_pages *lost);
 
 /* From page FIRST, how many of the next COUNT pages in a row are not

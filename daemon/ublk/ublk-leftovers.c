@@ -51,12 +51,14 @@ match_disk (const struct proc_swap_area *area, void *arg)
 
 /* The store a killed server of device DEV_ID left (store-segment.h), if
  * DEV_ID was its set's first: once the device is gone nothing can take
- * it over, and its memory is locked until removed.
+ * it over, and its memory is locked until removed.  Only segments this
+ * user made and owns, mode 0600 (store_segment_remove_device): never
+ * another user's, whatever it holds.
  */
 static void
 remove_store (uint32_t dev_id)
 {
-  if (store_segment_remove_key (store_segment_key (dev_id)) == 1)
+  if (store_segment_remove_device (dev_id) > 0)
     printf ("%s: freed the store the server of device %u left\n",
             PROGRAM_NAME, dev_id);
 }

@@ -119,6 +119,7 @@ struct command_line {
   const char *recover;          /* --recover ID,…: devices to take over */
   bool print_size;
   bool no_standby;              /* --no-standby */
+  bool discard_store;           /* --discard-store, with --recover */
 };
 
 static void
@@ -145,6 +146,9 @@ usage (void)
           "    --recover=ID,…    Take over the devices a killed cswap-ublk left\n"
           "                      (one per window, same windows) instead of\n"
           "                      adding new ones; their old pages read as EIO\n"
+          "    --discard-store   With --recover: a store that cannot be adopted\n"
+          "                      (made for another size or by another version)\n"
+          "                      is removed, its pages lost, instead of refused\n"
           "    --no-standby      No standby process: a killed daemon's devices\n"
           "                      wait for cswap up (or --recover)\n"
           "    --print-size      Print the store's size in bytes, exit\n"
@@ -219,6 +223,10 @@ parse_command_line (int argc, char *argv[], struct command_line *cl)
     }
     if (strcmp (arg, "--no-standby") == 0) {
       cl->no_standby = true;
+      continue;
+    }
+    if (strcmp (arg, "--discard-store") == 0) {
+      cl->discard_store = true;
       continue;
     }
     if (strcmp (arg, "--version") == 0) {
@@ -603,37 +611,29 @@ waits_for_server (const struct ublk_dev_info *info)
          || info->state == UBLK_S_DEV_FAIL_IO;
 }
 
-/* D's lost pages, taken over with a store that ADOPTION says was (or
- * was not) adopted: none (no map) when every page was; all of them when
- * none was; else those the adoption lost.  0, or -1 with errno.
+/* D's lost pages, taken over with store STORE: those of its window in
+ * the store's lost map (store.h) where it persists, none (no map) when
+ * none is; all of them where it does not (a store with a backing file,
+ * new at each take-over).  0, or -1 with errno.
  */
 static int
-lost_map (struct served_device *d, const struct store_adoption *adoption)
+lost_map (struct served_device *d, struct store *store)
 {
   uint64_t first = d->offset_bytes / CSWAP_PAGE_SIZE;
-  uint64_t pages = d->length_bytes / CSWAP_PAGE_SIZE, kept_from = 0;
-  bool any = false;
+  uint64_t pages = d->length_bytes / CSWAP_PAGE_SIZE, store_pages;
+  _Atomic uint64_t *bits = store_lost_map (store, &store_pages);
 
-  d->lost = NULL;
-  if (adoption && adoption->adopted) {
-    for (uint64_t i = 0; i < adoption->lost; i++)
-      any |= adoption->lost_slots[i] - first < pages;
-    if (!any)
-      return 0;
-  }
-  d->lost = lost_pages_create (pages);
-  if (d->lost == NULL || adoption == NULL || !adoption->adopted)
+  if (bits == NULL) {
+    d->lost = lost_pages_create (pages);
     return d->lost ? 0 : -1;
-  /* Lost slots come in increasing order: the runs between are kept. */
-  for (uint64_t i = 0; i < adoption->lost; i++) {
-    uint64_t page = adoption->lost_slots[i] - first;
-
-    if (page >= pages)
-      continue;
-    lost_pages_found (d->lost, kept_from, page - kept_from);
-    kept_from = page + 1;
   }
-  lost_pages_found (d->lost, kept_from, pages - kept_from);
+  d->lost = lost_pages_over (bits, first, pages);
+  if (d->lost == NULL)
+    return -1;
+  if (lost_pages_left (d->lost) == 0) {
+    lost_pages_destroy (d->lost);
+    d->lost = NULL;
+  }
   return 0;
 }
 
@@ -722,7 +722,7 @@ recover_device (struct ublk_control *control, struct served_device *d,
              d->path, strerror (-r));
     return -1;
   }
-  if (lost_map (d, store_adoption (d->window.store)) == -1) {
+  if (lost_map (d, d->window.store) == -1) {
     fprintf (stderr, "%s: %s: the lost-page map: %m\n", PROGRAM_NAME, d->path);
     return -1;
   }
@@ -730,6 +730,20 @@ recover_device (struct ublk_control *control, struct served_device *d,
   d->recovering = true;
   d->char_fd = open_char_device (dev_id);
   return d->char_fd == -1 ? -1 : 0;
+}
+
+/* kernel.shm_rmid_forced=1 turns the store's persistence off: said at
+ * every start, since nothing else would until a kill lost the pages.
+ */
+static void
+warn_forced_removal (void)
+{
+  if (store_segment_forced_removal ())
+    fprintf (stderr, "%s: warning: kernel.shm_rmid_forced=1: the kernel "
+             "destroys the store's System V segment when this daemon dies, "
+             "so a killed daemon's pages are lost (their reads fail with "
+             "EIO) instead of taken over; sysctl kernel.shm_rmid_forced=0 "
+             "keeps them\n", PROGRAM_NAME);
 }
 
 /* What became of the killed daemon's store, when taking over. */
@@ -745,6 +759,10 @@ say_adoption (struct store *store)
              "%llu lost\n", PROGRAM_NAME,
              (unsigned long long) adoption->pages,
              (unsigned long long) adoption->lost);
+  if (adoption->adopted && adoption->kept_geometry[0])
+    fprintf (stderr, "%s: with the store's own %s: it keeps the geometry "
+             "it was made with; a store made new takes the configured "
+             "one\n", PROGRAM_NAME, adoption->kept_geometry);
   else if (adoption->why)
     fprintf (stderr, "%s: the killed daemon's store cannot be adopted (%s): "
              "its pages are lost\n", PROGRAM_NAME, adoption->why);
@@ -939,6 +957,11 @@ main (int argc, char *argv[])
     devices[i].char_fd = -1;
   if (cl.recover && parse_recover_ids (cl.recover, recover_ids, count) == -1)
     return EXIT_FAILURE;
+  if (cl.discard_store && !cl.recover) {
+    fprintf (stderr, "%s: --discard-store: only with --recover\n",
+             PROGRAM_NAME);
+    return EXIT_FAILURE;
+  }
   if (cl.queues == 0) {
     long cpus = sysconf (_SC_NPROCESSORS_CONF);
     cl.queues = cpus < 1 ? 1 : cpus > MAX_QUEUES ? MAX_QUEUES : cpus;
@@ -1020,8 +1043,11 @@ main (int argc, char *argv[])
     ublk_standby_report (report_fd, total, recover_ids);
     report_fd = -1;
   }
-  cl.device.store.segment_key =
-    store_segment_key (recovering ? recover_ids[0] : devices[0].info.dev_id);
+  cl.device.store.segment_device =
+    recovering ? recover_ids[0] : devices[0].info.dev_id;
+  cl.device.store.discard_segment = cl.discard_store;
+  if (persists)
+    warn_forced_removal ();
   if (daemon_prepare (&life, &cl.device) == -1)
     goto out;
   say_adoption (life.store);

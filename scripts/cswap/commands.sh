@@ -18,6 +18,8 @@ cmd_check ()
     fi
   fi
   [[ $frontend == remote ]] || echo "# front end: $frontend_why"
+  [[ $frontend == ublk ]] && shm_removal_forced \
+    && echo "# kernel.shm_rmid_forced=1: the kernel destroys cswap-ublk's store when its daemon dies, so a killed daemon's pages are lost (their reads fail with EIO, SIGBUS for their processes) instead of taken over; 'sysctl kernel.shm_rmid_forced=0' keeps them"
   echo "$merged_config"
 }
 

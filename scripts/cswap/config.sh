@@ -153,6 +153,14 @@ kernel_says_off ()
   return 1
 }
 
+# kernel.shm_rmid_forced=1: the kernel destroys a System V segment once
+# its creator is gone and nothing has it attached, so cswap-ublk's store
+# does not outlive a killed daemon (store-segment.h).
+shm_removal_forced ()
+{
+  [[ $(cat "$procsys/kernel/shm_rmid_forced" 2>/dev/null) == 1 ]]
+}
+
 require_root ()
 {
   [[ $(id -u) -eq 0 ]] || die $EXIT_FAILED "$1 needs root"

@@ -202,6 +202,26 @@ main (void)
   ok (lost_pages_left (lost) == 60, "finding them again counts nothing");
   lost_pages_destroy (lost);
 
+  /* Over a store's map (store_lost_map), a window from its bit 70: the
+   * window's pages are those bits, as they are, and only they change.
+   */
+  _Atomic uint64_t words[4] = { 0, UINT64_MAX, UINT64_C (1) << 40, 0 };
+  lost = lost_pages_over (words, 70, 100);
+  ok (lost && lost_pages_left (lost) == 59
+      && lost_pages_kept_run (lost, 0, 3) == 0
+      && lost_pages_kept_run (lost, 57, 5) == 0
+      && lost_pages_kept_run (lost, 58, 50) == 40
+      && lost_pages_kept_run (lost, 99, 1) == 1,
+      "a map over a store's bits: a window's pages are the bits from its "
+      "first (%llu lost)", lost ? (unsigned long long) lost_pages_left (lost)
+      : 0);
+  lost_pages_found (lost, 50, 100);
+  ok (lost && lost_pages_left (lost) == 50 && words[0] == 0
+      && words[1] == (UINT64_MAX >> (64 - 56)) && words[2] == 0
+      && words[3] == 0,
+      "found pages clear their bits in the store's map, no other");
+  lost_pages_destroy (lost);
+
   /* A partial page written leaves that page lost (ublk's 4 KiB blocks
    * never send one; another front end might).
    */

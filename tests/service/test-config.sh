@@ -331,6 +331,19 @@ check "auto with the ublk driver: ublk, saying why ($(front_end "$dir/dev-ublk")
   eval '[[ $(front_end "$dir/dev-ublk") == "auto: ublk "* ]]'
 check "auto without it: fuse, saying why ($(front_end "$dir/dev-none"))" \
   eval '[[ $(front_end "$dir/dev-none") == "auto: fuse "* ]]'
+# kernel.shm_rmid_forced=1 (a stand-in /proc/sys): the store of a
+# killed cswap-ublk is destroyed with it; check says so for ublk alone.
+rmid_forced () {
+  mkdir -p "$dir/proc-sys/kernel"
+  echo "$2" >"$dir/proc-sys/kernel/shm_rmid_forced"
+  PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse CSWAP_UBLK=$dir/bin/cswap-ublk \
+    CSWAP_DEV_DIR=$1 CSWAP_PROC_SYS=$dir/proc-sys bash "$helper" -c "$conf" check 2>&1 \
+    | grep '^# kernel.shm_rmid_forced=1: '
+}
+check "cswap check with ublk and kernel.shm_rmid_forced=1 says the store dies with its daemon" \
+  eval '[[ $(rmid_forced "$dir/dev-ublk" 1) == *"killed daemon'"'"'s pages are lost"*"kernel.shm_rmid_forced=0"* ]]'
+check "and nothing with shm_rmid_forced=0, nor with fuse" \
+  eval '[[ -z $(rmid_forced "$dir/dev-ublk" 0) && -z $(rmid_forced "$dir/dev-none" 1) ]]'
 if [[ $(id -u) -eq 0 ]]; then
   rm -f "$dir/cswap-ublk.args"
   out=$(printf 'ro\n' >"$dir/cmdline"; PATH=$dir/bin:$PATH CSWAP_FUSE=$dir/bin/cswap-fuse \

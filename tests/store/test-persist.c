@@ -31,9 +31,11 @@
 #include <unistd.h>
 
 #include "page.h"
+#include "rounding.h"
 #include "pagefile.h"
 #include "slot-table.h"
 #include "store.h"
+#include "store-segment.h"
 #include "tap.h"
 #include "zsmalloc.h"
 
@@ -42,7 +44,8 @@
 #define MAX_PAGES_PER_WRITE 4
 
 static struct pagefile corpus;
-static int segment_key;
+/* The test's device number, clear of ublk's (below 2^20). */
+static uint32_t device;
 static unsigned generations = 16;
 
 /* What a page holds: 0 never written or zeroed; else the seed its
@@ -103,10 +106,38 @@ open_store (enum store_persistence persistence)
                     .cold = { CODEC_ZSTD, codec_default_level (CODEC_ZSTD) },
                     .after_s = 1 },
     .persistence = persistence,
-    .segment_key = segment_key,
+    .segment_device = device,
   };
 
   return store_create (&config);
+}
+
+struct finding {
+  int shmid, count;
+};
+
+static void
+find_device (int shmid, uint32_t dev_id, uint32_t layout, void *arg)
+{
+  struct finding *f = arg;
+
+  (void) layout;
+  if (dev_id == device) {
+    f->shmid = shmid;
+    f->count++;
+  }
+}
+
+/* The test device's segment, or -1; *COUNT how many it has. */
+static int
+device_segment (int *count)
+{
+  struct finding f = { .shmid = -1 };
+
+  store_segment_each_own (find_device, &f);
+  if (count)
+    *count = f.count;
+  return f.shmid;
 }
 
 /* ------------------------------------------------------- the child -- */
@@ -404,11 +435,13 @@ test_torn_slot (void)
   page_contents (2, page);      /* a corpus page: it compresses */
   store_set_codec (store, &lz4);
   store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) slot * CSWAP_PAGE_SIZE);
-  shmid = shmget (segment_key, 0, 0);
+  shmid = device_segment (NULL);
   base = shmat (shmid, NULL, 0);
   if (base == (void *) -1)
     tap_bail_out ("shmat: %m");
-  chunk = (struct slot_chunk *) (base + CSWAP_PAGE_SIZE);
+  /* The header's page, then the lost map's (a bit per page). */
+  chunk = (struct slot_chunk *) (base + CSWAP_PAGE_SIZE
+                                 + round_up (DEVICE_PAGES / 8, CSWAP_PAGE_SIZE));
   flags_lz4 = chunk->flags[slot];
   word_lz4 = chunk->word[slot];
   /* Two passes: the first ages the page, the second recompresses it. */
@@ -463,8 +496,11 @@ test_note (void)
   store_destroy (store);
 }
 
-/* A segment made for another configuration is not adopted: the store
- * is new and empty, says why, and the old segment is gone.
+/* A segment made for another configuration (issue 62, item 4): one of
+ * another device size is refused, named, and kept (its pages are not
+ * removed), unless discarded; one of another reserve or
+ * max-zspage-pages (the default reserve follows the RAM) is adopted
+ * with the store's own geometry, its pages read back.
  */
 static void
 test_other_configuration (void)
@@ -473,58 +509,130 @@ test_other_configuration (void)
   struct store_config config = {
     .size_bytes = 2 * (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE,
     .codec = { CODEC_LZ4, codec_default_level (CODEC_LZ4) },
-    .persistence = STORE_SEGMENT_ADOPT, .segment_key = segment_key,
+    .persistence = STORE_SEGMENT_ADOPT, .segment_device = device,
   };
   struct store *store = open_store (STORE_SEGMENT_NEW);
   const struct store_adoption *adoption;
+  const char *error;
 
   page_contents (2, page);
   store_write (store, page, CSWAP_PAGE_SIZE, 0);
   store_keep_on_destroy (store);
   store_destroy (store);
   store = store_create (&config);
+  error = store ? "" : store_create_error ();
+  ok (store == NULL && strstr (error, "size = 16777216"),
+      "a segment of another device size is refused, naming the size it "
+      "was made with (%s)", error);
+  store_destroy (store);
+  ok (device_segment (NULL) != -1, "and it is kept");
+
+  config.size_bytes = (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE;
+  config.reserve_bytes = 3 << 20;
+  config.max_pages_per_zspage = 2;
+  store = store_create (&config);
+  adoption = store ? store_adoption (store) : NULL;
+  ok (adoption && adoption->adopted && adoption->pages == 1
+      && strstr (adoption->kept_geometry, "reserve")
+      && strstr (adoption->kept_geometry, "max-zspage-pages"),
+      "one of another reserve and max-zspage-pages is adopted with its own "
+      "(%s)", adoption ? adoption->kept_geometry : store_create_error ());
+  ok (store && store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
+      && memcmp (got, page, CSWAP_PAGE_SIZE) == 0,
+      "and its page reads back as written");
+  store_keep_on_destroy (store);
+  store_destroy (store);
+
+  config.size_bytes = 2 * (uint64_t) DEVICE_PAGES * CSWAP_PAGE_SIZE;
+  config.discard_segment = true;
+  store = store_create (&config);
   adoption = store ? store_adoption (store) : NULL;
   ok (adoption && !adoption->adopted && adoption->why,
-      "a segment of another device size is not adopted (%s)",
-      adoption && adoption->why ? adoption->why : "?");
-  ok (store && store_read (store, got, CSWAP_PAGE_SIZE, 0) == 0
-      && got[0] == 0 && memcmp (got, got + 1, CSWAP_PAGE_SIZE - 1) == 0,
-      "and the new store is empty");
+      "discard_segment: a segment of another size is removed (%s)",
+      adoption && adoption->why ? adoption->why : store_create_error ());
   store_destroy (store);
-  ok (shmget (segment_key, 0, 0) == -1 && errno == ENOENT,
-      "and no segment is left once it stops");
+  ok (device_segment (NULL) == -1, "and no segment is left once it stops");
+}
+
+/* Lost stays lost (issue 62, item 2): a store taken over with nothing to
+ * adopt has every page lost in its segment's lost map; killed again, the
+ * next adopter finds them still lost, but for the pages written since.
+ */
+static void
+test_lost_stays_lost (void)
+{
+  unsigned char page[CSWAP_PAGE_SIZE];
+  struct store *store = open_store (STORE_SEGMENT_ADOPT);
+  const struct store_adoption *adoption;
+  _Atomic uint64_t *map;
+  uint64_t pages = 0, set = 0;
+
+  adoption = store ? store_adoption (store) : NULL;
+  map = store ? store_lost_map (store, &pages) : NULL;
+  for (uint64_t p = 0; map && p < pages; p++)
+    set += map[p / 64] >> p % 64 & 1;
+  ok (adoption && !adoption->adopted && map && pages == DEVICE_PAGES
+      && set == DEVICE_PAGES,
+      "taken over with no segment: every page is lost in the new segment "
+      "(%llu of %llu)", (unsigned long long) set, (unsigned long long) pages);
+  /* The front end clears a page's bit once written (lost-pages.h). */
+  page_contents (2, page);
+  store_write (store, page, CSWAP_PAGE_SIZE, 7 * CSWAP_PAGE_SIZE);
+  if (map)
+    map[0] &= ~(UINT64_C (1) << 7);
+  store_keep_on_destroy (store);
+  store_destroy (store);
+
+  for (int round = 1; round <= 2; round++) {
+    store = open_store (STORE_SEGMENT_ADOPT);
+    adoption = store ? store_adoption (store) : NULL;
+    map = store ? store_lost_map (store, &pages) : NULL;
+    set = 0;
+    for (uint64_t p = 0; map && p < pages; p++)
+      set += map[p / 64] >> p % 64 & 1;
+    ok (adoption && adoption->adopted && map && set == DEVICE_PAGES - 1
+        && !(map[0] >> 7 & 1) && (map[0] >> 5 & 1),
+        "take-over %d adopts it: the pages lost before are still lost "
+        "(%llu), the one written since is not", round + 1,
+        (unsigned long long) set);
+    store_keep_on_destroy (store);
+    store_destroy (store);
+  }
+  store = open_store (STORE_SEGMENT_NEW);
+  map = store ? store_lost_map (store, &pages) : NULL;
+  set = 0;
+  for (uint64_t p = 0; map && p < pages; p++)
+    set += map[p / 64] >> p % 64 & 1;
+  ok (map && set == 0, "a store made new for a new device has none lost");
+  store_destroy (store);
+  ok (device_segment (NULL) == -1, "and no segment is left once it stops");
 }
 
 /* A test that bails out leaves no locked segment behind. */
 static void
 remove_segment (void)
 {
-  int shmid = shmget (segment_key, 0, 0);
-
-  if (shmid != -1)
-    shmctl (shmid, IPC_RMID, NULL);
+  store_segment_remove_device (device);
 }
 
 /* Segments an earlier run left when a sanitizer aborted it before its
- * atexit handlers ran: the test's keys (0x63f…), attached by no process.
+ * atexit handlers ran: the test's devices (0x8…), attached by no process.
  * Each stays locked until removed.
  */
 static void
+note_stale (int shmid, uint32_t dev_id, uint32_t layout, void *arg)
+{
+  (void) shmid;
+  (void) layout;
+  (void) arg;
+  if (dev_id != UINT32_MAX && (dev_id & 0x80000000u))
+    store_segment_remove_device (dev_id);
+}
+
+static void
 remove_stale_segments (void)
 {
-  FILE *f = fopen ("/proc/sysvipc/shm", "re");
-  char line[512];
-  int key, shmid;
-  unsigned long attached;
-
-  if (f == NULL)
-    return;
-  while (fgets (line, sizeof line, f))
-    if (sscanf (line, "%d %d %*o %*u %*d %*d %lu", &key, &shmid,
-                &attached) == 3
-        && (key & 0xfff00000) == 0x63f00000 && attached == 0)
-      shmctl (shmid, IPC_RMID, NULL);
-  fclose (f);
+  store_segment_each_own (note_stale, NULL);
 }
 
 int
@@ -539,8 +647,7 @@ main (void)
     tap_skip_all ("no corpus (set CSWAP_CORPUS)");
   if (scale && atof (scale) < 1)
     generations = 3;
-  /* A key of the test's own, clear of store_segment_key's for a device. */
-  segment_key = 0x63f00000 | (getpid () & 0xfffff);
+  device = 0x80000000u | (uint32_t) getpid ();
   remove_stale_segments ();
   atexit (remove_segment);
   probe = open_store (STORE_SEGMENT_NEW);
@@ -549,12 +656,12 @@ main (void)
   if (probe == NULL)
     tap_bail_out ("store_create: %s", store_create_error ());
   store_destroy (probe);
-  ok (shmget (segment_key, 0, 0) == -1 && errno == ENOENT,
-      "a store stopped cleanly removes its segment");
+  ok (device_segment (NULL) == -1, "a store stopped cleanly removes its segment");
   diag ("seed %#llx", (unsigned long long) seed);
   test_torn_slot ();
   test_note ();
   test_other_configuration ();
+  test_lost_stays_lost ();
 
   for (unsigned g = 0; g < generations; g++) {
     uint64_t gseed = seed + 1001 * g;   /* odd steps: at a free, every other */
@@ -567,7 +674,7 @@ main (void)
                     run_ms);
     adopt_and_check (g, g + 1 < generations);
   }
-  ok (shmget (segment_key, 0, 0) == -1 && errno == ENOENT,
+  ok (device_segment (NULL) == -1,
       "the last store, stopped cleanly, removed its segment");
   pagefile_free (&corpus);
   return tap_done ();
