@@ -20,9 +20,17 @@
 #define CSWAP_PROC_SWAPS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
+/* An area is matched to a device by RDEV, never by NAME: swapon may have
+ * been given any node of the device (a symlink, a node mknod made
+ * elsewhere), and /proc/swaps shows the path it was given.
+ */
 struct proc_swap_area {
   const char *name;             /* unescaped; valid during the call only */
+  dev_t rdev;                   /* NAME's device number if a block device
+                                   (stat), else 0: a file, or a node gone
+                                   ("… (deleted)") */
   uint64_t size_bytes;          /* Size: the pages the kernel may use */
   uint64_t used_bytes;          /* Used: its slots in use (swap cache too) */
   int priority;
