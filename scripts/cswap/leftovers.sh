@@ -72,8 +72,10 @@ live_server ()
   exe=$(readlink -f "$cswap_ublk")
   for proc in /proc/[0-9]*; do
     pid=${proc#/proc/}
-    read -r comm <"$proc/comm" 2>/dev/null && [[ $comm == cswap-ublk ]] || continue
-    daemon_alive "$pid" && [[ $(readlink -f "$proc/exe") == "$exe" ]] || continue
+    read -r comm <"$proc/comm" 2>/dev/null || continue
+    [[ $comm == cswap-ublk ]] || continue
+    daemon_alive "$pid" || continue
+    [[ $(readlink -f "$proc/exe") == "$exe" ]] || continue
     while IFS= read -r -d '' arg; do
       [[ $arg == "--ctl=$socket" ]] || continue
       echo "$pid"
