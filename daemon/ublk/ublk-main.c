@@ -555,8 +555,8 @@ wait_for_stop (int signal_fd, int ended_fd,
       return;
     }
     if (fds[1].revents) {
-      fprintf (stderr, "%s: a device's queues ended (deleted?): stopping\n",
-               PROGRAM_NAME);
+      fprintf (stderr, "%s: a device's queues ended (the device deleted, "
+               "or a queue failed)\n", PROGRAM_NAME);
       return;
     }
     if (read (signal_fd, &info, sizeof info) != sizeof info)
