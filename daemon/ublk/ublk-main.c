@@ -67,6 +67,7 @@
 
 #include "config-file.h"
 #include "daemon-life.h"
+#include "daemon-log.h"
 #include "blockdev.h"
 #include "options.h"
 #include "ladder-follow.h"
@@ -920,8 +921,9 @@ delete_device (struct ublk_control *control, struct served_device *d)
  * can take the disk over, and the driver fails its I/O and removes it as
  * this process ends, its pages lost; stopping it here would only add the
  * endless wait.  The exit comes while the queues still serve, so that the
- * message can be written even where stderr is a file whose pages are in
- * that swap.  Returns only when no disk is swap.
+ * messages can be written even where stderr is a file whose pages are in
+ * that swap: the queue threads' own first (daemon-log.h: the ring written
+ * out), then this one's.  Returns only when no disk is swap.
  */
 static void
 leave_swap_for_recovery (const struct served_device *devices, int count,
@@ -933,6 +935,7 @@ leave_swap_for_recovery (const struct served_device *devices, int count,
 
   if (swap == NULL)
     return;
+  daemon_log_stop ();
   for (int i = 0; i < count; i++)
     used += snprintf (ids + used, sizeof ids - used, "%s%u", i ? "," : "",
                       devices[i].info.dev_id);
