@@ -3,10 +3,11 @@
  *   Filename        Type       Size     Used    Priority
  *   /dev/loop0      partition  65532    1024    100
  *
- * One reader for both of the daemon's questions: whether its file is
- * swap (swap-users.h, from the SIGTERM handler) and how full the ladder's
- * steps are (ladder-follow.h, from a thread that must keep working when
- * memory is short).  So it is async-signal-safe and allocates nothing:
+ * One reader for the daemons' questions: whether a file or disk is swap
+ * (swap-users.h, from the SIGTERM handler; cswap-ublk, by its disks'
+ * numbers) and how full the ladder's steps are (ladder-follow.h, from a
+ * thread that must keep working when memory is short).  So it is
+ * async-signal-safe (stat(2) included) and allocates nothing:
  * the file is read whole into a buffer on the stack (the kernel has at
  * most a few dozen swap areas, about 80 bytes a line), the numbers are
  * parsed by hand, and the name is unescaped (the kernel writes a blank in
