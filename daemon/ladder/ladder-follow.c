@@ -107,12 +107,11 @@ static void
 match_area (const struct proc_swap_area *area, void *arg)
 {
   struct area_match *m = arg;
-  struct stat st;
 
-  if (stat (area->name, &st) == -1 || !S_ISBLK (st.st_mode))
+  if (area->rdev == 0)
     return;
   for (unsigned i = 0; i < m->ladder->count; i++)
-    if (m->ladder->steps[i].rdev == st.st_rdev) {
+    if (m->ladder->steps[i].rdev == area->rdev) {
       m->views[i].online = true;
       m->views[i].size_bytes = area->size_bytes;
       m->views[i].used_bytes = area->used_bytes;

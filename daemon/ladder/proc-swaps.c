@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "proc-swaps.h"
 #include "small-file.h"
@@ -85,7 +86,10 @@ proc_swaps_each (void (*each) (const struct proc_swap_area *area, void *arg),
   while ((line = strchr (line, '\n')) && *++line) {
     struct proc_swap_area area = { .name = name };
     const char *p = unescape_field (line, name, sizeof name);
+    struct stat st;
 
+    if (stat (name, &st) == 0 && S_ISBLK (st.st_mode))
+      area.rdev = st.st_rdev;
     p = skip_field (skip_blanks (p));           /* Type */
     area.size_bytes = (uint64_t) parse_decimal (&p) << 10;
     area.used_bytes = (uint64_t) parse_decimal (&p) << 10;

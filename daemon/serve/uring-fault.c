@@ -5,10 +5,12 @@
  * queue threads start, and only read after; the random state is per
  * thread.  No lock.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "uring-fault.h"
 #include "xorshift.h"
@@ -20,11 +22,15 @@ static const char *const kind_name[URING_FAULT_KINDS] = {
 };
 
 static unsigned percent[URING_FAULT_KINDS];
+static const char *armed_by;    /* CSWAP_URING_FAULT_AFTER, or NULL */
+static atomic_bool armed;
 
 void
 uring_fault_init (void)
 {
   const char *spec = getenv ("CSWAP_FUSE_URING_FAULT");
+
+  armed_by = getenv ("CSWAP_URING_FAULT_AFTER");
 
   while (spec && *spec) {
     size_t length = strcspn (spec, ",");
@@ -53,5 +59,13 @@ uring_fault_init (void)
 bool
 uring_fault_strikes (enum uring_fault_kind kind)
 {
-  return percent[kind] > 0 && xorshift_next () % 100 < percent[kind];
+  if (percent[kind] == 0)
+    return false;
+  /* The first thread to remove the file arms the whole process. */
+  if (armed_by && !atomic_load (&armed)) {
+    if (unlink (armed_by) != 0)
+      return false;
+    atomic_store (&armed, true);
+  }
+  return xorshift_next () % 100 < percent[kind];
 }

@@ -1,7 +1,8 @@
 /* cswap: faults injected into the io_uring queues — a test seam compiled
- * only into cswap-fuse-faults, the test build of cswap-fuse
- * (daemon/meson.build); in cswap-fuse and cswap-ublk the calls below are
- * stubs that inject nothing, and no variable is read.  The queue engine
+ * only into cswap-fuse-faults and cswap-ublk-faults, the test builds
+ * (daemon/meson.build, daemon/ublk/meson.build); in cswap-fuse and
+ * cswap-ublk the calls below are stubs that inject nothing, and no
+ * variable is read.  The queue engine
  * (io-queues.c) strikes submit-error; the FUSE queues (fuse/fuse-uring.c)
  * the two FUSE commands' refusals.
  *
@@ -17,6 +18,12 @@
  *                  EFAULT (the SQEs stay queued for the next call)
  *
  * The first two are the kernel's own refusals, not reported ones.
+ *
+ * CSWAP_URING_FAULT_AFTER=PATH as well: no fault strikes until a queue
+ * thread finds PATH, and removes it; from then on the process's faults
+ * strike.  So a test fails a serving daemon's queues when it chooses
+ * (tests/vm/guest-ublk-swap-kept), and a process that did not remove it
+ * (a standby taking over) is not armed.
  */
 #ifndef CSWAP_URING_FAULT_H
 #define CSWAP_URING_FAULT_H

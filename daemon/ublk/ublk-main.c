@@ -33,8 +33,11 @@
  * device) and the disks, and serves until a SIGTERM or SIGINT arrives
  * while no disk is swap (while one is, they are refused with a line that
  * names it: the pages swapped to it would be lost), or until a device's
- * queues end of themselves (someone deleted the device).  It then stops
- * the disks, the queues, deletes the devices and prints the stats line.
+ * queues end of themselves (someone deleted the device, or a queue
+ * failed).  It then stops the disks, the queues, deletes the devices and
+ * prints the stats line; but where a disk is swap then (or after an
+ * error once one started), it exits leaving them all for recovery
+ * instead (leave_swap_for_recovery).
  * The device options are the other front ends' (options.c), as
  * --key=value, --key value, -o key=value or key=value.
  *
@@ -64,12 +67,15 @@
 
 #include "config-file.h"
 #include "daemon-life.h"
+#include "daemon-log.h"
 #include "blockdev.h"
 #include "options.h"
 #include "ladder-follow.h"
 #include "lost-pages.h"
 #include "lost-pages-numbers.h"
 #include "parse.h"
+#include "proc-swaps.h"
+#include "small-file.h"
 #include "store-segment.h"
 #include "ublk-control.h"
 #include "ublk-leftovers.h"
@@ -101,6 +107,7 @@ struct served_device {
   uint64_t offset_bytes, length_bytes;
   struct ublk_dev_info info;
   bool added, started;
+  dev_t disk;                   /* the started disk's MAJ:MIN; 0: unknown */
   int char_fd;
   struct blockdev window;       /* the request layer over the window */
   char path[64];                /* /dev/ublkbN */
@@ -487,28 +494,50 @@ parse_recover_ids (const char *spec, uint32_t ids[MAX_WINDOWS], int count)
   return 0;
 }
 
-/* The first of the COUNT DEVICES the kernel swaps to (a line of
- * /proc/swaps names it), or NULL.
+/* The device number of /dev/ublkbDEV_ID's disk, from sysfs (whatever
+ * its nodes in /dev are called, or if they are gone); 0 if it has none.
+ */
+static dev_t
+disk_number (uint32_t dev_id)
+{
+  char path[64], text[32];
+  unsigned maj, min;
+
+  snprintf (path, sizeof path, "/sys/block/ublkb%u/dev", dev_id);
+  if (read_small_file (path, text, sizeof text) <= 0
+      || sscanf (text, "%u:%u", &maj, &min) != 2)
+    return 0;
+  return makedev (maj, min);
+}
+
+struct swap_search {
+  const struct served_device *devices;
+  int count;
+  const char *found;
+};
+
+static void
+note_swap_area (const struct proc_swap_area *area, void *arg)
+{
+  struct swap_search *s = arg;
+
+  for (int i = 0; i < s->count && s->found == NULL; i++)
+    if (s->devices[i].started && area->rdev != 0
+        && area->rdev == s->devices[i].disk)
+      s->found = s->devices[i].path;
+}
+
+/* The first of the COUNT DEVICES whose disk is swap, or NULL.  An area
+ * is matched by device number (proc-swaps.h), not by the name swapon was
+ * given: a symlink or another node of the disk is the same swap.
  */
 static const char *
 swap_device (const struct served_device *devices, int count)
 {
-  FILE *f = fopen ("/proc/swaps", "re");
-  char line[512];
-  const char *found = NULL;
+  struct swap_search s = { devices, count, NULL };
 
-  if (f == NULL)
-    return NULL;
-  while (found == NULL && fgets (line, sizeof line, f))
-    for (int i = 0; i < count && found == NULL; i++) {
-      size_t len = strlen (devices[i].path);
-
-      if (devices[i].started && strncmp (line, devices[i].path, len) == 0
-          && (line[len] == ' ' || line[len] == '\t'))
-        found = devices[i].path;
-    }
-  fclose (f);
-  return found;
+  proc_swaps_each (note_swap_area, &s);
+  return s.found;
 }
 
 /* Waits for a stop: a SIGTERM or SIGINT while no device is swap
@@ -535,8 +564,8 @@ wait_for_stop (int signal_fd, int ended_fd,
       return;
     }
     if (fds[1].revents) {
-      fprintf (stderr, "%s: a device's queues ended (deleted?): stopping\n",
-               PROGRAM_NAME);
+      fprintf (stderr, "%s: a device's queues ended (the device deleted, "
+               "or a queue failed)\n", PROGRAM_NAME);
       return;
     }
     if (read (signal_fd, &info, sizeof info) != sizeof info)
@@ -829,8 +858,11 @@ start_device (struct ublk_control *control, struct served_device *d)
              d->recovering ? "END_USER_RECOVERY" : "START_DEV", strerror (-r));
     return -1;
   }
-  /* Ours now: stopped and deleted when the daemon stops. */
+  /* Ours now: stopped and deleted when the daemon stops, unless it is
+   * swap then (leave_swap_for_recovery).
+   */
   d->added = d->started = true;
+  d->disk = disk_number (d->info.dev_id);
   fprintf (stderr, "%s: %s %s: bytes %llu to %llu of the store, "
            "%u queues of %u, requests up to %u KiB, recovery %s\n",
            PROGRAM_NAME, d->recovering ? "took over" : "serving", d->path,
@@ -892,6 +924,59 @@ delete_device (struct ublk_control *control, struct served_device *d)
   return deleted;
 }
 
+/* Called where the daemon cannot go on (an error after a disk started,
+ * its queues ended or failed) or is stopping: if a disk it serves is swap,
+ * it exits here, leaving every device as a killed daemon would, and says
+ * so.  Never STOP_DEV nor DEL_DEV under swap: the kernel's swap area would
+ * become "… (deleted)", every page swapped there lost, and the delete
+ * would wait for ever for swap to let the disk go.
+ *
+ * With user recovery the driver holds the disks' I/O until a new server
+ * ends their recovery, and the store (a System V segment, PERSISTS) is
+ * left as it is: the standby (HAS_STANDBY: it takes this exit status,
+ * UBLK_EXIT_LEFT_FOR_RECOVERY, as its server's death), `cswap up` or
+ * --recover takes both over.  Without it there is no choice: no server
+ * can take the disk over, and the driver fails its I/O and removes it as
+ * this process ends, its pages lost; stopping it here would only add the
+ * endless wait.  The exit comes while the queues still serve, so that the
+ * messages can be written even where stderr is a file whose pages are in
+ * that swap: the queue threads' own first (daemon-log.h: the ring written
+ * out), then this one's.  Returns only when no disk is swap.
+ */
+static void
+leave_swap_for_recovery (const struct served_device *devices, int count,
+                         bool persists, bool has_standby)
+{
+  const char *swap = swap_device (devices, count);
+  char ids[MAX_WINDOWS * 12] = "";
+  size_t used = 0;
+
+  if (swap == NULL)
+    return;
+  daemon_log_stop ();
+  for (int i = 0; i < count; i++)
+    used += snprintf (ids + used, sizeof ids - used, "%s%u", i ? "," : "",
+                      devices[i].info.dev_id);
+  if (!(devices[0].info.flags & UBLK_F_USER_RECOVERY)) {
+    fprintf (stderr, "%s: cannot go on, and %s is swap: added without "
+             "user recovery, it cannot be taken over; the driver removes "
+             "it as this daemon ends, with every page swapped to it\n",
+             PROGRAM_NAME, swap);
+    _exit (EXIT_FAILURE);
+  }
+  fprintf (stderr, "%s: cannot go on, but %s is swap: its devices (%s) are "
+           "left for recovery, not stopped; the kernel holds their I/O "
+           "until a new server takes them over: %s%s%s\n", PROGRAM_NAME,
+           swap, ids, has_standby ? "the standby, now" : "`cswap up`, or "
+           "`cswap-ublk --recover=", has_standby ? "" : ids,
+           has_standby ? "" : "` with this daemon's options");
+  if (!persists)
+    fprintf (stderr, "%s: its store (with a backing file) ends with this "
+             "daemon: a read of a page swapped to them will fail with "
+             "EIO\n", PROGRAM_NAME);
+  _exit (UBLK_EXIT_LEFT_FOR_RECOVERY);
+}
+
 /* The devices' paths into PATH, one a line, whole or not at all. */
 static int
 write_device_list (const char *path, const struct served_device *devices,
@@ -928,7 +1013,7 @@ main (int argc, char *argv[])
   struct lost_pages_numbers lost_numbers;
   int status = EXIT_FAILURE, signal_fd = -1, ended_fd = -1, count = 0, r;
   int total = 0, deleted, standby = 0, report_fd = -1;
-  bool persists, recovering;
+  bool persists, recovering, has_standby;
   bool listed = false;
   const char *why;
   sigset_t stop_signals;
@@ -1007,6 +1092,7 @@ main (int argc, char *argv[])
     }
   }
   recovering = cl.recover || standby == 1;
+  has_standby = persists && !cl.recover && !cl.no_standby && standby == 0;
 
   /* The signals are read from a signalfd by main() alone: blocked here,
    * before any thread exists, so that every thread inherits the mask.
@@ -1106,6 +1192,7 @@ main (int argc, char *argv[])
    * its header through the queues, so this comes before they stop.
    */
   ladder_shut (ladder);
+  leave_swap_for_recovery (devices, count, persists, has_standby);
   if (listed)
     unlink (cl.device_list);
   /* The disks first, while the queues serve what they flush; then the

@@ -124,8 +124,16 @@ watch (pid_t server, int pidfd, int signal_fd, int report_fd, int count,
       fprintf (stderr, "%s: standby: poll: %m\n", PROGRAM_NAME);
       break;
     }
-    if (fds[1].revents && read (signal_fd, &info, sizeof info) == sizeof info)
+    /* The server's end first: a stop signal that comes with it stays
+     * pending, for the devices' new server (this process) to act on.
+     */
+    if (fds[0].revents == 0 && fds[1].revents
+        && read (signal_fd, &info, sizeof info) == sizeof info) {
       kill (server, info.ssi_signo);
+      /* Gone before it could act on it: kept, as one that comes later. */
+      if (poll (fds, 1, 0) == 1)
+        raise (info.ssi_signo);
+    }
     if (fds[2].revents) {
       ssize_t n = read (report_fd, (char *) ids + got, want - got);
       if (n > 0)
@@ -142,12 +150,15 @@ watch (pid_t server, int pidfd, int signal_fd, int report_fd, int count,
     fprintf (stderr, "%s: standby: waitpid: %m\n", PROGRAM_NAME);
     exit (EXIT_FAILURE);
   }
-  if (!WIFSIGNALED (status) || got != want)
+  if (got != want || !(WIFSIGNALED (status) || (WIFEXITED (status)
+      && WEXITSTATUS (status) == UBLK_EXIT_LEFT_FOR_RECOVERY)))
     end_with (status);
   hold_messages ();
-  fprintf (stderr, "%s: the server (pid %d) was killed (%s): the standby "
-           "(pid %d) takes its devices and its store over\n", PROGRAM_NAME,
-           (int) server, strsignal (WTERMSIG (status)), (int) getpid ());
+  fprintf (stderr, "%s: the server (pid %d) %s%s%s: the standby (pid %d) "
+           "takes its devices and its store over\n", PROGRAM_NAME,
+           (int) server, WIFSIGNALED (status) ? "was killed (" : "left them "
+           "for recovery", WIFSIGNALED (status) ? strsignal (WTERMSIG (status))
+           : "", WIFSIGNALED (status) ? ")" : "", (int) getpid ());
 }
 
 int
@@ -199,9 +210,8 @@ ublk_standby_split (int count, uint32_t ids[], int *report_fd)
   watch (server, pidfd, signal_fd, pipe_fds[0], count, ids);
   close (pidfd);
   close (signal_fd);
-  /* The server's stop signals are blocked again by the caller, as its
-   * own were: the signalfd it makes reads them.
+  /* The stop signals stay blocked (ublk-standby.h): the caller's own
+   * signalfd reads, once the devices serve, any that came since.
    */
-  sigprocmask (SIG_UNBLOCK, &stop_signals, NULL);
   return 1;
 }

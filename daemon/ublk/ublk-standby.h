@@ -17,17 +17,31 @@
  *
  * The server tells the standby its devices' numbers once it has added
  * them (ublk_standby_report); a server that dies before has nothing to
- * take over, and the standby ends with its status.
+ * take over, and the standby ends with its status.  A server that cannot
+ * go on while a disk is swap exits with UBLK_EXIT_LEFT_FOR_RECOVERY,
+ * leaving its devices as a killed one would: the standby takes them over
+ * as it does a killed server's.
+ *
+ * The stop signals stay blocked from the server's death to the end of
+ * the take-over, and one that comes then is acted on once the devices
+ * serve, as the server would have (refused while a disk is swap): a
+ * standby killed half-way would leave the devices to nobody.
  */
 #ifndef CSWAP_UBLK_STANDBY_H
 #define CSWAP_UBLK_STANDBY_H
 
 #include <stdint.h>
 
+/* The server's (and a taken-over standby's) exit status where it left
+ * its devices for recovery because a disk was swap (EX_TEMPFAIL).
+ */
+#define UBLK_EXIT_LEFT_FOR_RECOVERY 75
+
 /* Splits into standby and server.  Returns 0 in the server, with
  * *REPORT_FD to report on; in the standby, returns only once the server
- * was killed after reporting: 1, with IDS the COUNT devices to take
- * over.  A standby whose server ended otherwise exits with its status.
+ * was killed (or left its devices for recovery) after reporting: 1, with
+ * IDS the COUNT devices to take over, and SIGTERM, SIGINT and SIGHUP
+ * blocked.  A standby whose server ended otherwise exits with its status.
  * -1 (no fork: the caller serves alone, without a standby) after saying
  * why.
  */

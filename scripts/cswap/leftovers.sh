@@ -58,6 +58,33 @@ swap_on_deleted_disk ()
   awk -v a="$1\\\\040(deleted)" 'NR > 1 && $1 == a { found = 1 } END { exit !found }' /proc/swaps
 }
 
+# live_server: the PID of a live cswap-ublk that serves the recorded
+# control socket, or nothing (1).  The PID recorded for a ublk daemon is
+# its standby's (ublk-standby.h), whose child serves; with the standby
+# alone killed, that server runs on, and is the daemon: its command line
+# is the standby's (a fork), --ctl=SOCKET among it.  In bash alone, no
+# process per /proc entry (each costs about half a second under TCG).
+live_server ()
+{
+  local socket proc pid comm arg exe
+  socket=$(state_get socket)
+  [[ $(state_get frontend) == ublk && -n $socket && -x $cswap_ublk ]] || return 1
+  exe=$(readlink -f "$cswap_ublk")
+  for proc in /proc/[0-9]*; do
+    pid=${proc#/proc/}
+    read -r comm <"$proc/comm" 2>/dev/null || continue
+    [[ $comm == cswap-ublk ]] || continue
+    daemon_alive "$pid" || continue
+    [[ $(readlink -f "$proc/exe") == "$exe" ]] || continue
+    while IFS= read -r -d '' arg; do
+      [[ $arg == "--ctl=$socket" ]] || continue
+      echo "$pid"
+      return 0
+    done <"$proc/cmdline"
+  done
+  return 1
+}
+
 # recover_dead_daemon: the dead daemon's ublk devices, where they wait
 # for a new server (cswap-ublk adds them with user recovery where the
 # driver has it), taken over by a new cswap-ublk (--recover) over the
@@ -67,11 +94,20 @@ swap_on_deleted_disk ()
 # file) its store is new, the pages swapped before are lost (a read of
 # one is EIO), and swap goes on.  Either way it says which.  0 once it serves them; 1 where there is nothing to
 # take over (another front end, or devices without recovery, whose disks
-# the driver deleted), with the new daemon's reason in its log.
+# the driver deleted), with the new daemon's reason in its log.  Where
+# only the standby died, its server serves on (live_server): that server
+# is recorded as the daemon, and nothing is started (a --recover would
+# wait 10 s for a device served, and the leftovers cleared after it would
+# be the live server's socket and state).
 recover_dead_daemon ()
 {
   local dev ids=() windows new_pid adopted list=$state_dir/ublk-devices log=$state_dir/daemon.log
   [[ $(state_get frontend) == ublk && -x $cswap_ublk ]] || return 1
+  if new_pid=$(live_server); then
+    say "the daemon of the last 'up' ($(state_get pid)) is gone, but its server ($new_pid) serves on"
+    state_set pid "$new_pid"
+    return 0
+  fi
   read_devices
   windows=$(state_get windows)
   [[ ${#devices[@]} -gt 0 && -n $windows ]] || return 1

@@ -21,7 +21,12 @@
 #    over (`cswap-ublk --recover`, `cswap up`), the pages it held failing
 #    with EIO and SIGBUS, never other bytes, swap going on, and `cswap
 #    down` leaving nothing; its devices deleted by --delete-dead, never a
-#    live one.
+#    live one;
+#  - and a disk that is swap never stopped nor deleted, whoever stops
+#    (guest-ublk-swap-kept): SIGTERM refused through another node of it,
+#    the standby not killed by stop signals mid-take-over, a take-over
+#    that fails leaving the disk for --recover, which serves every page,
+#    and `cswap down` with the standby alone killed stopping its server.
 # Bounded by $VM_TEST_TIMEOUT_S (default 600 s: about 4 minutes alone
 # under TCG, the swap part and the leftovers' 1 included; 411 s in the
 # whole suite beside the other lane).  Skips with the test bed's
@@ -59,7 +64,8 @@ not () { ! "$@"; }
      "$0"/guest-swap up-ublk fill-check
      echo "after down: swaps=$(($(wc -l < /proc/swaps) - 1)) ublk_devices=$(ls /dev/ublkb* 2>/dev/null | wc -l) daemons=$(pgrep -cx cswap-ublk)"
    fi
-   "$0"/guest-ublk-leftovers "$1" > leftovers.tap' \
+   "$0"/guest-ublk-leftovers "$1" > leftovers.tap
+   "$0"/guest-ublk-swap-kept "$1" > swap-kept.tap' \
   "$here" "$build" "$swap" >"$out_root/vm.log" 2>&1
 vm_rc=$?
 [ "$vm_rc" = 77 ] && skip "$(grep 'skipped:' "$out_root/vm.log" | head -1)"
@@ -71,6 +77,9 @@ check "model test: every check passed" \
 sed 's/^/# leftovers: /' "$out/leftovers.tap" 2>/dev/null
 check "what a killed cswap-ublk leaves: every check passed" \
   eval 'grep -q "^1\.\." "$out/leftovers.tap" && ! grep -q "^not ok" "$out/leftovers.tap"'
+sed 's/^/# swap kept: /' "$out/swap-kept.tap" 2>/dev/null
+check "a cswap-ublk disk that is swap is never stopped nor deleted: every check passed" \
+  eval 'grep -q "^1\.\." "$out/swap-kept.tap" && ! grep -q "^not ok" "$out/swap-kept.tap"'
 line=$out/output.log
 if [ "$swap" = 1 ]; then
   grep -E '^\{"bench"|^guest-swap: the daemon' "$line" 2>/dev/null | sed 's/^/# /'
