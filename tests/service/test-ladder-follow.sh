@@ -190,8 +190,9 @@ check "ladder_steps_online is 1 again" \
   test "$(jq -r .ladder_steps_online <<<"$stats")" -eq 1
 
 # ---- a refused down: the steps stay, the daemon follows again ----
-# 96 MiB in 32 MiB: about 64 MiB in swap, the first three or four steps.
-start_holder hold 32 96
+# 96 MiB in 32 MiB: about 64 MiB in swap, the first three or four steps,
+# written at 8 MiB/s: the follower looks each second, a step is 16 MiB.
+start_holder hold 32 96 8
 wait_for '[[ $(online_steps) -ge 3 ]]' 10
 held_online=$(online_steps)
 diag "$(cat /proc/swaps)"

@@ -146,7 +146,8 @@ cleanup_run_now ()
   # A failing step is reported and the next one runs all the same: a
   # swapoff that fails must not leave the loop device and daemon behind.
   while IFS= read -r cmd; do
-    eval "$cmd" || echo "cleanup: failed: $cmd" >&2
+    # Its output is for the log, not the TAP stream on stdout.
+    eval "$cmd" >&2 || echo "cleanup: failed: $cmd" >&2
   done < <(tac "$CLEANUP_STACK")
   : >"$CLEANUP_STACK"
 }
@@ -254,22 +255,29 @@ run_in_memcg ()
   sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
-# start_holder NAME LIMIT_MIB SIZE_MIB: a Python workload in a new memcg
-# NAME of LIMIT_MIB that writes SIZE_MIB, a stamp a page, and sleeps, with
-# what does not fit swapped out; returns once it is written.  Sets cg (the
-# memcg: a test may turn its OOM killer off to make swapoff fail) and
-# holder (its pid).  stop_holder kills it and removes the memcg.
+# start_holder NAME LIMIT_MIB SIZE_MIB [MIB_PER_S]: a Python workload in a
+# new memcg NAME of LIMIT_MIB that writes SIZE_MIB, a stamp a page, and
+# sleeps, with what does not fit swapped out; returns once it is written.
+# MIB_PER_S (default: as fast as it can) paces the writing for a ladder
+# that follows: the follower swaps the next step on at its next look, and
+# a burst that fills the steps online before then meets a full swap, and
+# the memcg's OOM killer.  Sets cg (the memcg: a test may turn its OOM
+# killer off to make swapoff fail) and holder (its pid).  stop_holder
+# kills it and removes the memcg.
 start_holder ()
 {
   rm -f "$CLEANUP_DIR/ready"
   cg=$(make_memcg "$1" $(($2 << 20))) || exit
-  python3 - "$cg" "$CLEANUP_DIR/ready" "$3" <<'PY' &
+  python3 - "$cg" "$CLEANUP_DIR/ready" "$3" "${4:-0}" <<'PY' &
 import os, sys, time
 with open(sys.argv[1] + "/cgroup.procs", "w") as f:
     f.write(str(os.getpid()))
 data = bytearray(int(sys.argv[3]) << 20)
+mib_per_s = int(sys.argv[4])
 for i in range(0, len(data), 4096):
     data[i:i + 8] = i.to_bytes(8, "little")
+    if mib_per_s and (i + 4096) % (1 << 20) == 0:
+        time.sleep(1 / mib_per_s)
 open(sys.argv[2], "w").close()
 time.sleep(3600)
 PY
