@@ -318,6 +318,28 @@ ask_as (uid_t uid, const char *path, const char *line)
   return WEXITSTATUS (status) - 10;
 }
 
+/* Starts a server on TOP/NAME/ctl.sock, its path in PATH, with ctl-uid=
+ * UID, who must be able to pass through to it.
+ */
+static struct control_server *
+start_for_monitor (const char *name, uid_t uid, char *path, size_t size)
+{
+  struct control_server *server;
+  char dir[128];
+  const char *why;
+
+  snprintf (dir, sizeof dir, "%s/%s", top, name);
+  make_dir (dir, 0700, geteuid ());
+  snprintf (path, size, "%s/ctl.sock", dir);
+  server = open_in (dir, uid, &why);
+  if (server == NULL || control_server_start (server) == -1)
+    tap_bail_out ("control server: %s", why ? why : strerror (errno));
+  /* The monitor must pass through to the socket, made its own by ctl-uid. */
+  if (chmod (top, 0711) == -1 || chmod (dir, 0711) == -1)
+    tap_bail_out ("chmod: %m");
+  return server;
+}
+
 static void
 test_ctl_uid_read_only (void)
 {
@@ -327,19 +349,10 @@ test_ctl_uid_read_only (void)
                                            "set pool-limit 4096\n",
                                            "writeback\n" };
   uid_t monitor = geteuid () == 0 ? OTHER_UID : geteuid ();
-  char dir[128], path[160];
+  char path[160];
   struct control_server *server;
-  const char *why;
 
-  snprintf (dir, sizeof dir, "%s/monitor", top);
-  make_dir (dir, 0700, geteuid ());
-  snprintf (path, sizeof path, "%s/ctl.sock", dir);
-  server = open_in (dir, monitor, &why);
-  if (server == NULL || control_server_start (server) == -1)
-    tap_bail_out ("control server: %s", why ? why : strerror (errno));
-  /* nobody must pass through to the socket, made its own by ctl-uid. */
-  if (chmod (top, 0711) == -1 || chmod (dir, 0711) == -1)
-    tap_bail_out ("chmod: %m");
+  server = start_for_monitor ("monitor", monitor, path, sizeof path);
   for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
     ok (ask_as (monitor, path, readers[i]) == ANSWERED, "the ctl-uid user (uid %u) "
         "gets %.*s answered", (unsigned) monitor,
@@ -393,25 +406,17 @@ hold_slots_as_nobody (const char *path, int held_fd, int go_fd)
 static void
 test_ctl_uid_cannot_crowd_out_root (void)
 {
-  char dir[128], path[160];
+  char path[160];
   struct control_server *server;
   int held_pipe[2], go_pipe[2], held = -1, status, root_fd[3];
   bool all_answered = true;
-  const char *why;
   pid_t pid;
 
   if (geteuid () != 0) {
     ok (true, "# SKIP the ctl-uid user crowding root out: not root");
     return;
   }
-  snprintf (dir, sizeof dir, "%s/crowded", top);
-  make_dir (dir, 0700, geteuid ());
-  snprintf (path, sizeof path, "%s/ctl.sock", dir);
-  server = open_in (dir, OTHER_UID, &why);
-  if (server == NULL || control_server_start (server) == -1)
-    tap_bail_out ("control server: %s", why ? why : strerror (errno));
-  if (chmod (top, 0711) == -1 || chmod (dir, 0711) == -1)
-    tap_bail_out ("chmod: %m");
+  server = start_for_monitor ("crowded", OTHER_UID, path, sizeof path);
   if (pipe2 (held_pipe, O_CLOEXEC) == -1 || pipe2 (go_pipe, O_CLOEXEC) == -1)
     tap_bail_out ("pipe2: %m");
   pid = fork ();
