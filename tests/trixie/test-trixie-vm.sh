@@ -186,6 +186,13 @@ grep -E 'ublk|blkext|loop|nbd|fuse' "$scratch/boot1/devices" 2>/dev/null | comme
 comment "$scratch/boot1/device-allow" 2>/dev/null
 check "boot 1: under the unit's device policy, its ublk disks are allowed by name" \
   grep -q '/dev/ublkb[0-9]* rw' "$scratch/boot1/device-allow"
+check "boot 1: a process in cswap.service's cgroup opens /dev/ublkb0" \
+  test "$(result 1 ublk-open.rc)" = 0
+comment "$scratch/boot1/blkext-open.err" 2>/dev/null
+check "boot 1: but not a partition of a loop device, in blkext as NVMe's ($(result 1 blkext-open.rc))" \
+  eval '[[ $(result 1 blkext-open.rc) =~ ^[1-9] ]] && grep -q "Operation not permitted" "$scratch/boot1/blkext-open.err"'
+check "boot 1: which opens outside the unit (a control)" \
+  test "$(result 1 blkext-outside.rc)" = 0
 comment "$scratch/boot1/cswapctl.out" 2>/dev/null
 check "boot 1: cswapctl shows the device" \
   eval 'test "$(result 1 cswapctl.rc)" = 0 && grep -q "^/dev/ublkb" "$scratch/boot1/cswapctl.out"'
