@@ -68,14 +68,16 @@ check "RestrictAddressFamilies= is AF_UNIX and AF_NETLINK" \
 AF_NETLINK" "$(settings RestrictAddressFamilies | tr -s ' ' '\n')"
 
 # An allow list: the service's usual calls, FUSE's mount, swapon and
-# swapoff, io_uring.  Anything else fails with EPERM, not SIGSYS.
+# swapoff, io_uring, and mincore (a take-over's look at the killed
+# daemon's slot table).  Anything else fails with EPERM, not SIGSYS.
 calls='@system-service
 @mount
 @swap
 io_uring_setup
 io_uring_enter
-io_uring_register'
-check "SystemCallFilter= allows the service's calls, mount, swap and io_uring only" \
+io_uring_register
+mincore'
+check "SystemCallFilter= allows the service's calls, mount, swap, io_uring and mincore only" \
   same SystemCallFilter "$calls" "$(settings SystemCallFilter | tr -s ' ' '\n')"
 check "a call left out fails with EPERM (the daemon is not killed)" \
   test "$(settings SystemCallErrorNumber)" = EPERM
