@@ -13,8 +13,20 @@
  *  - replies are written without blocking; while a reply is unsent the
  *    client's input is not read, so a client that does not read holds at
  *    most one reply (at most CONTROL_REPLY_MAX bytes);
- *  - a client that neither sends nor reads for IDLE_TIMEOUT_MS is closed;
- *  - past MAX_CLIENTS a new connection gets an error line and is closed;
+ *  - a client that sends no complete command for IDLE_TIMEOUT_MS is
+ *    closed: only a whole line restarts the clock, not a byte, and not
+ *    reading a reply (a client that trickles a byte at a time, or reads
+ *    its reply a byte at a time, would otherwise hold its slot for
+ *    ever); 30 s is ample to read the longest reply;
+ *  - past MAX_CLIENTS a new connection gets an error line and is closed,
+ *    and so does one of the ctl-uid user's past OTHER_CLIENTS_MAX: the
+ *    rest of the table is kept for root and the daemon's own uid
+ *    (PRIVILEGED_SLOTS), so that the read-only user, whose connections
+ *    are as cheap as anyone's, can never lock out `cswap down`'s
+ *    `ladder stop` or an operator's cswapctl.  A cap on the other user
+ *    rather than a per-uid count: there is only one such uid, and a
+ *    monitor that polls every few seconds may keep its connections as
+ *    long as it likes (issue 62, item 8);
  *  - out of file descriptors (accept4: EMFILE, ENFILE), the listening
  *    socket is left alone for ACCEPT_PAUSE_MS, and new connections wait
  *    in its backlog meanwhile: polling it would wake the thread at once
@@ -66,6 +78,13 @@
 #include "monotonic.h"
 
 #define MAX_CLIENTS 64
+/* The ctl-uid user's connections at most; the other slots are root's and
+ * the daemon's uid's only.  A monitor needs one, or two while a script
+ * runs beside it.
+ */
+#define OTHER_CLIENTS_MAX 8
+#define PRIVILEGED_SLOTS (MAX_CLIENTS - OTHER_CLIENTS_MAX)
+_Static_assert (PRIVILEGED_SLOTS >= 8, "root keeps room for its tools");
 #define IDLE_TIMEOUT_MS 30000
 #define LISTEN_BACKLOG 16
 #define ACCEPT_PAUSE_MS 100
@@ -90,7 +109,8 @@ struct client {
   char *out;                    /* the reply being sent, or NULL */
   size_t out_len, out_sent;
   bool closing;                 /* close once the reply is sent */
-  uint64_t last_active_ms;
+  bool privileged;              /* root or the daemon's uid: no cap */
+  uint64_t last_command_ms;     /* accepted, or its last complete line */
   enum control_access access;   /* root: all; the ctl-uid user: read-only */
 };
 
@@ -169,7 +189,6 @@ flush_output (struct client *c)
     if (n == -1)
       return errno == EAGAIN || errno == EINTR ? 0 : -1;
     c->out_sent += n;
-    c->last_active_ms = now_ms ();
   }
   free (c->out);
   c->out = NULL;
@@ -182,6 +201,7 @@ flush_output (struct client *c)
 static int
 execute (struct control_server *s, struct client *c, size_t len)
 {
+  c->last_command_ms = now_ms ();
   c->out = control_execute (s->control, c->access, c->in, len, &c->out_len);
   c->out_sent = 0;
   if (c->out == NULL)
@@ -226,7 +246,6 @@ read_input (struct control_server *s, struct client *c)
 
   if (n == -1)
     return errno == EAGAIN || errno == EINTR ? 0 : -1;
-  c->last_active_ms = now_ms ();
   c->in_len += n;
   return serve_input (s, c, n == 0);
 }
@@ -264,14 +283,40 @@ peer_allowed (const struct control_server *s, int fd, uid_t *uid)
   return cred.uid == 0 || (s->allowed_uid >= 0 && cred.uid == s->allowed_uid);
 }
 
+/* A free slot for a client, or NULL with *WHY set: any free slot for
+ * root and the daemon's own uid, and for the ctl-uid user one while it
+ * holds fewer than OTHER_CLIENTS_MAX.
+ */
+static struct client *
+free_slot (struct control_server *s, bool privileged, const char **why)
+{
+  struct client *slot = NULL;
+  size_t others = 0;
+
+  for (size_t i = 0; i < MAX_CLIENTS; i++) {
+    if (s->clients[i].fd == -1)
+      slot = slot ? slot : &s->clients[i];
+    else if (!s->clients[i].privileged)
+      others++;
+  }
+  *why = "too many clients";
+  if (!privileged && others >= OTHER_CLIENTS_MAX) {
+    *why = "too many clients of this user (the rest are kept for root)";
+    return NULL;
+  }
+  return slot;
+}
+
 static void
 accept_clients (struct control_server *s)
 {
   for (;;) {
     int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    struct client *slot = NULL;
+    struct client *slot;
     char why[96], *in;
+    const char *full;
     uid_t uid = (uid_t) -1;
+    bool privileged;
 
     if (fd == -1) {
       if (errno == EMFILE || errno == ENFILE)
@@ -284,11 +329,10 @@ accept_clients (struct control_server *s)
       refuse (fd, why);
       continue;
     }
-    for (size_t i = 0; i < MAX_CLIENTS && slot == NULL; i++)
-      if (s->clients[i].fd == -1)
-        slot = &s->clients[i];
+    privileged = uid == 0 || uid == geteuid ();
+    slot = free_slot (s, privileged, &full);
     if (slot == NULL) {
-      refuse (fd, "too many clients");
+      refuse (fd, full);
       continue;
     }
     in = malloc (CLIENT_IN_BYTES);
@@ -297,7 +341,8 @@ accept_clients (struct control_server *s)
       continue;
     }
     *slot = (struct client) {
-      .fd = fd, .in = in, .last_active_ms = now_ms (),
+      .fd = fd, .in = in, .last_command_ms = now_ms (),
+      .privileged = privileged,
       .access = uid == 0 ? CONTROL_ACCESS_ALL : CONTROL_ACCESS_READ_ONLY,
     };
   }
@@ -313,8 +358,8 @@ next_timeout_ms (const struct control_server *s, uint64_t now)
 
   for (size_t i = 0; i < MAX_CLIENTS; i++)
     if (s->clients[i].fd != -1
-        && s->clients[i].last_active_ms + IDLE_TIMEOUT_MS < first)
-      first = s->clients[i].last_active_ms + IDLE_TIMEOUT_MS;
+        && s->clients[i].last_command_ms + IDLE_TIMEOUT_MS < first)
+      first = s->clients[i].last_command_ms + IDLE_TIMEOUT_MS;
   if (first == UINT64_MAX)
     return -1;
   return first > now ? (int) (first - now) : 0;
@@ -325,7 +370,7 @@ drop_idle_clients (struct control_server *s, uint64_t now)
 {
   for (size_t i = 0; i < MAX_CLIENTS; i++)
     if (s->clients[i].fd != -1
-        && now - s->clients[i].last_active_ms >= IDLE_TIMEOUT_MS)
+        && now - s->clients[i].last_command_ms >= IDLE_TIMEOUT_MS)
       drop_client (&s->clients[i], "idle timeout");
 }
 

@@ -61,6 +61,33 @@ attach_windows ()
   [[ ${#devices[@]} -gt 0 ]] || { warn "no device attached: no window of the ladder read"; return 1; }
 }
 
+# allow_ublk_disks DEV…: lets this service open the ublk disks the
+# daemon made.  cswap.service's device policy cannot name them ahead:
+# they are made at start, in the block major every disk without one of
+# its own shares ("blkext", 259: every NVMe namespace too), so the unit
+# allows none of that major and each disk is added here by name once it
+# exists, before mkswap and swapon open it (systemctl set-property
+# --runtime: systemd rebuilds the service's device filter at once; the
+# grant lasts until reboot, and a name missing at a later start is
+# skipped).  Only where a disk cannot be opened and this runs in a
+# service: outside one (`cswap up` from a shell) there is no policy.
+# Returns 1 (having warned) when a disk stays closed.
+allow_ublk_disks ()
+{
+  local dev unit props=()
+  for dev; do
+    { : <"$dev"; } 2>/dev/null || props+=("DeviceAllow=$dev rw")
+  done
+  [[ ${#props[@]} -gt 0 ]] || return 0
+  unit=$(sed -n 's|^0::/.*/\([^/]*\.service\)$|\1|p' /proc/self/cgroup)
+  [[ -n $unit ]] || { warn "cannot open ${props[*]#DeviceAllow=} (and not in a service)"; return 1; }
+  systemctl set-property --runtime "$unit" "${props[@]}" \
+    || { warn "systemctl set-property $unit ${props[*]} failed"; return 1; }
+  for dev; do
+    { : <"$dev"; } 2>/dev/null || { warn "$dev: still cannot open it under $unit"; return 1; }
+  done
+}
+
 # attach_device PID: makes the block devices (a loop device over each
 # window of the ladder, or an nbd device connected to each) and turns
 # swap on, the first at $priority and each next one lower; with
@@ -89,6 +116,7 @@ attach_device ()
         || { warn "cswap-ublk listed ${#devices[@]} devices for ${#windows[@]} windows"; return 1; }
       state_set devices "${devices[*]}"
       state_set windows "${windows[*]}"
+      allow_ublk_disks "${devices[@]}" || return 1
       ;;
     nbd)
       command -v nbd-client >/dev/null || { warn "frontend = nbd: nbd-client is not installed"; return 1; }

@@ -3,6 +3,7 @@
 #   ctl-abuse.py SOCKET
 import json
 import os
+import select
 import socket
 import sys
 import time
@@ -81,6 +82,9 @@ def stats_in_time(name):
 
 
 silent = connect()              # connects and never sends
+# Sends a byte now and then, never a whole line: bytes are not commands,
+# and must not keep its slot for ever (issue 62, item 8).
+trickler = connect()
 stats_in_time("a client that never sends does not block others")
 partial = connect()
 send(partial, b"sta")           # half a line, then nothing
@@ -131,9 +135,21 @@ check(served + refused + closed == 100 and served <= MAX_CLIENTS - 2
       % (served, refused, closed))
 stats_in_time("the daemon serves again once they are gone")
 
-# The silent client is closed for idleness, 30 s after it connected.
-silent.settimeout(45)
-check(is_error(readline(silent), "idle timeout"),
+# The silent client is closed for idleness, 30 s after it connected, and
+# so is the trickler, that sends a byte every 2 s meanwhile.
+closed = {}
+deadline = time.monotonic() + 45
+while len(closed) < 2 and time.monotonic() < deadline:
+    if trickler not in closed:
+        send(trickler, b"s")
+    for s in select.select([c for c in (silent, trickler)
+                            if c not in closed], [], [], 2)[0]:
+        closed[s] = readline(s)
+check(is_error(closed.get(silent, b""), "idle timeout"),
       "a silent client is closed with \"idle timeout\"")
+check(is_error(closed.get(trickler, b""), "idle timeout"),
+      "a client that sends a byte every 2 s, never a line, is closed "
+      "with \"idle timeout\" too")
 close(partial)
 close(silent)
+close(trickler)

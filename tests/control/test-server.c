@@ -12,6 +12,10 @@
  *    the read-only commands answered and the state-changing ones
  *    refused, and root has both.  As root the client runs as nobody with
  *    ctl-uid=nobody; as anyone else, as itself with ctl-uid=itself.
+ *  - The ctl-uid user cannot crowd root out (issue 62, item 8): as
+ *    nobody, a client opens every connection the server takes and
+ *    holds them; root's commands are still answered, on several
+ *    connections at once.
  *  - With RLIMIT_NOFILE reached, a waiting connection makes accept4 fail
  *    with EMFILE: the server thread must not spin on it (the process's
  *    CPU time over a second stays small), must go on serving the clients
@@ -314,6 +318,28 @@ ask_as (uid_t uid, const char *path, const char *line)
   return WEXITSTATUS (status) - 10;
 }
 
+/* Starts a server on TOP/NAME/ctl.sock, its path in PATH, with ctl-uid=
+ * UID, who must be able to pass through to it.
+ */
+static struct control_server *
+start_for_monitor (const char *name, uid_t uid, char *path, size_t size)
+{
+  struct control_server *server;
+  char dir[128];
+  const char *why;
+
+  snprintf (dir, sizeof dir, "%s/%s", top, name);
+  make_dir (dir, 0700, geteuid ());
+  snprintf (path, size, "%s/ctl.sock", dir);
+  server = open_in (dir, uid, &why);
+  if (server == NULL || control_server_start (server) == -1)
+    tap_bail_out ("control server: %s", why ? why : strerror (errno));
+  /* The monitor must pass through to the socket, made its own by ctl-uid. */
+  if (chmod (top, 0711) == -1 || chmod (dir, 0711) == -1)
+    tap_bail_out ("chmod: %m");
+  return server;
+}
+
 static void
 test_ctl_uid_read_only (void)
 {
@@ -323,19 +349,10 @@ test_ctl_uid_read_only (void)
                                            "set pool-limit 4096\n",
                                            "writeback\n" };
   uid_t monitor = geteuid () == 0 ? OTHER_UID : geteuid ();
-  char dir[128], path[160];
+  char path[160];
   struct control_server *server;
-  const char *why;
 
-  snprintf (dir, sizeof dir, "%s/monitor", top);
-  make_dir (dir, 0700, geteuid ());
-  snprintf (path, sizeof path, "%s/ctl.sock", dir);
-  server = open_in (dir, monitor, &why);
-  if (server == NULL || control_server_start (server) == -1)
-    tap_bail_out ("control server: %s", why ? why : strerror (errno));
-  /* nobody must pass through to the socket, made its own by ctl-uid. */
-  if (chmod (top, 0711) == -1 || chmod (dir, 0711) == -1)
-    tap_bail_out ("chmod: %m");
+  server = start_for_monitor ("monitor", monitor, path, sizeof path);
   for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++)
     ok (ask_as (monitor, path, readers[i]) == ANSWERED, "the ctl-uid user (uid %u) "
         "gets %.*s answered", (unsigned) monitor,
@@ -348,6 +365,100 @@ test_ctl_uid_read_only (void)
         "root's set pool-limit is done");
   else
     ok (true, "# SKIP root's set: not root");
+  chmod (top, 0700);
+  control_server_stop (server);
+}
+
+/* As nobody in a child: connects up to TRIES times to PATH, keeps the
+ * connections the server answers "help" on, tells the parent how many
+ * through HELD_FD, and holds them until the parent closes GO_FD.
+ */
+static void
+hold_slots_as_nobody (const char *path, int held_fd, int go_fd)
+{
+  enum { TRIES = 100 };
+  char reply[65536], byte;
+  int held = 0;
+
+  if (setgroups (0, NULL) == -1 || setresgid (OTHER_UID, OTHER_UID,
+                                              OTHER_UID) == -1
+      || setresuid (OTHER_UID, OTHER_UID, OTHER_UID) == -1)
+    _exit (2);
+  for (int i = 0; i < TRIES; i++) {
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd == -1)
+      _exit (2);
+    connect_to (fd, path);
+    if (ask_reply (fd, "help\n", 5000, reply, sizeof reply))
+      held++;
+    else
+      close (fd);
+  }
+  if (write (held_fd, &held, sizeof held) != sizeof held)
+    _exit (2);
+  /* Returns at EOF: the parent is done. */
+  if (read (go_fd, &byte, 1) == -1)
+    _exit (2);
+  _exit (0);
+}
+
+static void
+test_ctl_uid_cannot_crowd_out_root (void)
+{
+  char path[160];
+  struct control_server *server;
+  int held_pipe[2], go_pipe[2], held = -1, status, root_fd[3];
+  bool all_answered = true;
+  pid_t pid;
+
+  if (geteuid () != 0) {
+    ok (true, "# SKIP the ctl-uid user crowding root out: not root");
+    return;
+  }
+  server = start_for_monitor ("crowded", OTHER_UID, path, sizeof path);
+  if (pipe2 (held_pipe, O_CLOEXEC) == -1 || pipe2 (go_pipe, O_CLOEXEC) == -1)
+    tap_bail_out ("pipe2: %m");
+  pid = fork ();
+  if (pid == -1)
+    tap_bail_out ("fork: %m");
+  if (pid == 0) {
+    close (go_pipe[1]);
+    hold_slots_as_nobody (path, held_pipe[1], go_pipe[0]);
+  }
+  close (held_pipe[1]);
+  close (go_pipe[0]);
+  if (read (held_pipe[0], &held, sizeof held) != sizeof held)
+    tap_bail_out ("the client as nobody failed to run");
+  diag ("nobody holds %d connections", held);
+  /* Three at once: root's own tools (cswap down's ladder stop while a
+   * cswapctl watches) must not crowd each other out either.
+   */
+  for (int i = 0; i < 3; i++) {
+    root_fd[i] = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (root_fd[i] == -1)
+      tap_bail_out ("socket: %m");
+    connect_to (root_fd[i], path);
+  }
+  for (int i = 0; i < 3; i++) {
+    char reply[65536];
+
+    if (!ask_reply (root_fd[i], "stats\n", 5000, reply, sizeof reply)) {
+      diag ("root's stats on connection %d: %s", i, reply);
+      all_answered = false;
+    }
+  }
+  ok (held > 0 && all_answered, "with the ctl-uid user holding every "
+      "connection it can (%d), root's stats is answered on three more", held);
+  ok (held > 0 && ask (root_fd[0], "set pool-limit 4096\n", 5000),
+      "and root's set pool-limit is done");
+  for (int i = 0; i < 3; i++)
+    close (root_fd[i]);
+  close (go_pipe[1]);
+  if (waitpid (pid, &status, 0) == -1 || !WIFEXITED (status)
+      || WEXITSTATUS (status) != 0)
+    tap_bail_out ("the client as nobody failed");
+  close (held_pipe[0]);
   chmod (top, 0700);
   control_server_stop (server);
 }
@@ -369,6 +480,7 @@ main (void)
   test_swapped_socket ();
   test_out_of_descriptors ();
   test_ctl_uid_read_only ();
+  test_ctl_uid_cannot_crowd_out_root ();
   store_destroy (store);
   char rm[96];
   snprintf (rm, sizeof rm, "rm -rf '%s'", top);

@@ -124,12 +124,21 @@ limit ()
 # start_emulated UNIT: the daemon under UNIT's settings, applied here.
 start_emulated ()
 {
-  local -a wrap=() command
-  local line key value
+  local -a wrap=() command caps=()
+  local line key value cap filter=''
   while IFS= read -r line; do
     key=${line%%=*} value=${line#*=}
     case $key in
       RestrictRealtime) [[ $value == yes ]] && wrap+=("$restrict_realtime") ;;
+      # SCHED_FIFO needs CAP_SYS_NICE: the lines add up, as systemd's do.
+      CapabilityBoundingSet) for cap in $value; do caps+=("+${cap#CAP_}"); done ;;
+      # An allow list without sched_setscheduler (@resources, in
+      # @system-service) would take SCHED_FIFO away; a deny list, judge it.
+      SystemCallFilter)
+        [[ $value != "~"* ]] || { echo "# $line: a deny list; teach this test" >&2; return 1; }
+        [[ " $value " == *" @system-service "* || " $value " == *" @resources "* ]] && filter=allows
+        [[ -n $filter ]] || filter=denies ;;
+      SystemCallErrorNumber|SystemCallArchitectures) ;;
       NoNewPrivileges) [[ $value == yes ]] && wrap+=(setpriv --no-new-privs) ;;
       LimitMEMLOCK|LimitRTPRIO) limit "$key" "${value/infinity/unlimited}" || return 1 ;;
       # No bearing on the scheduling policy of the daemon's threads: the
@@ -139,10 +148,22 @@ start_emulated ()
       ReadWritePaths|ProtectSystem|ProtectHome|PrivateTmp) ;;
       ProtectKernelTunables|ProtectControlGroups|LockPersonality) ;;
       DevicePolicy|DeviceAllow|OOMScoreAdjust) ;;
+      # Nor the kernel's modules, logs, clock and host name, the socket
+      # families, the namespaces, set-uid files or W^X mappings.
+      ProtectKernelModules|ProtectKernelLogs|ProtectClock|ProtectHostname) ;;
+      RestrictAddressFamilies|IPAddressDeny|RestrictNamespaces) ;;
+      RestrictSUIDSGID|MemoryDenyWriteExecute) ;;
       *) echo "# $line: this test does not know whether it bears on SCHED_FIFO; teach it" >&2
          return 1 ;;
     esac
   done < <(service_settings "$1")
+  [[ $filter != denies ]] \
+    || { echo "# SystemCallFilter= leaves out sched_setscheduler (@resources)" >&2; return 1; }
+  if [[ ${#caps[@]} -gt 0 ]]; then
+    local IFS=,
+    wrap=(setpriv "--bounding-set=-all,${caps[*],,}" "${wrap[@]}")
+    unset IFS
+  fi
   read -r -a command <<<"$(exec_start "$1")" || return 1
   CSWAP_STATE_DIR=$dir/state CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse \
     "${wrap[@]}" "${command[@]}" >"$dir/log" 2>&1 &

@@ -180,6 +180,19 @@ check "boot 1: cswap.service is active" test "$(result 1 cswap-active)" = active
 comment "$scratch/boot1/swaps" 2>/dev/null
 check "boot 1: swap is on from the unit (a ublk device in /proc/swaps: auto chose ublk)" swap_on 1
 check "boot 1: /proc/swaps names every area by its /dev path" swaps_named 1
+# The sandbox (issue 62, item 12): no block-blkext, the ublk disks
+# allowed one by one by `cswap attach`.
+grep -E 'ublk|blkext|loop|nbd|fuse' "$scratch/boot1/devices" 2>/dev/null | comment
+comment "$scratch/boot1/device-allow" 2>/dev/null
+check "boot 1: under the unit's device policy, its ublk disks are allowed by name" \
+  grep -q '/dev/ublkb[0-9]* rw' "$scratch/boot1/device-allow"
+check "boot 1: a process in cswap.service's cgroup opens /dev/ublkb0" \
+  test "$(result 1 ublk-open.rc)" = 0
+comment "$scratch/boot1/blkext-open.err" 2>/dev/null
+check "boot 1: but not a partition of a loop device, in blkext as NVMe's ($(result 1 blkext-open.rc))" \
+  eval '[[ $(result 1 blkext-open.rc) =~ ^[1-9] ]] && grep -q "Operation not permitted" "$scratch/boot1/blkext-open.err"'
+check "boot 1: which opens outside the unit (a control)" \
+  test "$(result 1 blkext-outside.rc)" = 0
 comment "$scratch/boot1/cswapctl.out" 2>/dev/null
 check "boot 1: cswapctl shows the device" \
   eval 'test "$(result 1 cswapctl.rc)" = 0 && grep -q "^/dev/ublkb" "$scratch/boot1/cswapctl.out"'
