@@ -2,7 +2,7 @@
 # cswap: cswap-ublk in a small VM whose kernel has ublk (bookworm-backports'
 # 6.12, which scripts/deps installs; tests/vm/cswap-vm --kernel ublk).
 #
-# One VM, three checks:
+# One VM, one check after another:
 #  - the model test (guest-ublk-model.py): random direct-I/O reads and
 #    writes, discards and write-zeroes through /dev/ublkbN against a
 #    reference, every read equal; unaligned and past-the-end requests
@@ -26,7 +26,10 @@
 #    (guest-ublk-swap-kept): SIGTERM refused through another node of it,
 #    the standby not killed by stop signals mid-take-over, a take-over
 #    that fails leaving the disk for --recover, which serves every page,
-#    and `cswap down` with the standby alone killed stopping its server.
+#    and `cswap down` with the standby alone killed stopping its server;
+#  - and its warning of a full pool said with its log's page in swap on
+#    its own device (guest-ublk-log-full): the warning reaches the log,
+#    no task hangs, the workload dies on SIGKILL (issue 62, item 1).
 # Bounded by $VM_TEST_TIMEOUT_S (default 1000 s: about 4 minutes alone
 # under TCG before the take-overs in a row and guest-ublk-swap-kept were
 # added, which cost about 95 s each on a quiet host; 411 s then in the
@@ -66,7 +69,8 @@ not () { ! "$@"; }
      echo "after down: swaps=$(($(wc -l < /proc/swaps) - 1)) ublk_devices=$(ls /dev/ublkb* 2>/dev/null | wc -l) daemons=$(pgrep -cx cswap-ublk)"
    fi
    "$0"/guest-ublk-leftovers "$1" > leftovers.tap
-   "$0"/guest-ublk-swap-kept "$1" > swap-kept.tap' \
+   "$0"/guest-ublk-swap-kept "$1" > swap-kept.tap
+   "$0"/guest-ublk-log-full "$1" > log-full.tap' \
   "$here" "$build" "$swap" >"$out_root/vm.log" 2>&1
 vm_rc=$?
 [ "$vm_rc" = 77 ] && skip "$(grep 'skipped:' "$out_root/vm.log" | head -1)"
@@ -81,6 +85,9 @@ check "what a killed cswap-ublk leaves: every check passed" \
 sed 's/^/# swap kept: /' "$out/swap-kept.tap" 2>/dev/null
 check "a cswap-ublk disk that is swap is never stopped nor deleted: every check passed" \
   eval 'grep -q "^1\.\." "$out/swap-kept.tap" && ! grep -q "^not ok" "$out/swap-kept.tap"'
+sed 's/^/# log full: /' "$out/log-full.tap" 2>/dev/null
+check "a full pool's warning with the log in swap on the device: every check passed" \
+  eval 'grep -q "^1\.\." "$out/log-full.tap" && ! grep -q "^not ok" "$out/log-full.tap"'
 line=$out/output.log
 if [ "$swap" = 1 ]; then
   grep -E '^\{"bench"|^guest-swap: the daemon' "$line" 2>/dev/null | sed 's/^/# /'
