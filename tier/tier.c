@@ -26,6 +26,7 @@
 #include "lock-order.h"
 #include "record.h"
 #include "ring.h"
+#include "dio-warm.h"
 #include "monotonic.h"
 #include "rounding.h"
 #include "tier-internal.h"
@@ -245,6 +246,8 @@ tier_open (const struct tier_config *config, const char **why)
     free (tier);
     return NULL;
   }
+  /* Best effort: where it fails, so will writeback, which says why. */
+  (void) dio_warm (tier->fd);
   tier->segments = tier->size_bytes / TIER_SEGMENT_BYTES;
   tier->segment = calloc (tier->segments, sizeof *tier->segment);
   tier->ready_stack = calloc (tier->segments, sizeof *tier->ready_stack);
