@@ -11,25 +11,8 @@
 set -uo pipefail
 open_close=${1:?usage: $0 tier-open-close}
 
-if [[ $(id -u) -ne 0 ]]; then echo "1..0 # SKIP root only"; exit 0; fi
-for cmd in mkfs.ext4 losetup mount umount; do
-  command -v $cmd >/dev/null || { echo "1..0 # SKIP no $cmd"; exit 0; }
-done
-
-work=$(mktemp -d /var/tmp/cswap-tier-dio.XXXXXX)
-dev='' mounted=''
-cleanup () {
-  [[ -n $mounted ]] && umount "$work/mnt"
-  [[ -n $dev ]] && losetup -d "$dev"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-truncate -s 16M "$work/fs.img"
-mkfs.ext4 -q -F "$work/fs.img" || { echo "Bail out! mkfs.ext4"; exit 1; }
-dev=$(losetup --find --show "$work/fs.img") || { echo "Bail out! losetup"; exit 1; }
-mkdir "$work/mnt"
-mount "$dev" "$work/mnt" && mounted=yes || { echo "Bail out! mount"; exit 1; }
+source "$(dirname "$0")/../lib/loop-ext4.sh"
+loop_ext4 16
 # The rescuer is named after the workqueue, since 6.9 as kworker/R-NAME.
 thread=dio/${dev#/dev/}
 rescuer () { ps -e -o comm= | grep -qx -e "$thread" -e "kworker/R-$thread"; }
