@@ -95,8 +95,10 @@ store_write (struct store *store, const void *buf, uint64_t count,
              uint64_t offset)
 {
   /* The cast is safe: OP_WRITE only reads from BUF. */
-  return for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
-                                count, offset);
+  int r = for_each_page_reclaim (store, OP_WRITE, (unsigned char *) buf,
+                                 count, offset);
+  writeback_wake_early (store->writeback);
+  return r;
 }
 
 int
@@ -363,13 +365,15 @@ const struct deferred_ops store_deferred_ops = {
  * zspage it may need.
  */
 static int
-make_room (struct store *store, const struct room_wanted *want)
+make_room (struct store *store, const struct room_wanted *want,
+           uint64_t *deadline_ns)
 {
   unsigned pages = want->pool_bytes > CSWAP_PAGE_SIZE
     ? (want->pool_bytes + CSWAP_PAGE_SIZE - 1) / CSWAP_PAGE_SIZE
     : zs_new_zspage_pages (store->slots.pool, want->pool_bytes);
 
-  return writeback_make_room (store->writeback, pages) ? -ENOSPC : 0;
+  return writeback_make_room (store->writeback, pages, deadline_ns)
+         ? -ENOSPC : 0;
 }
 
 /* A write's result for SLOT, with a refused page counted. */
@@ -536,13 +540,15 @@ write_with_room (struct store *store, uint64_t slot, write_try *try,
                  void *arg)
 {
   struct room_wanted want = { 0 };
+  uint64_t room_deadline_ns = 0;        /* one bound for all the tries */
   int r;
 
   for (unsigned area_tries = 0;;) {
     r = try (store, slot, arg, &want);
     /* A try may make a chunk and retire it, refused: not many. */
     slot_state_reclaim (&store->slots, false);
-    if (r == -EAGAIN && (r = make_room (store, &want)) == 0)
+    if (r == -EAGAIN
+        && (r = make_room (store, &want, &room_deadline_ns)) == 0)
       continue;
     if (r != -EDQUOT || ++area_tries > AREA_ROOM_TRIES
         || (r = store_area_make_room (store, slot, want.area_bytes)) != 0)

@@ -6,7 +6,9 @@
  * it is here: whether a write may have room, when the writer starts
  * (at the limit) and stops (below accept-threshold percent of it), when
  * raw pages stop being deferred, and whether a page read from disk comes
- * back into memory.  A limit of 0 is no limit: every answer is "room".
+ * back into memory.  The writer starts before the limit, at the start
+ * watermark (START_PERCENT): writes at the limit wait for a batch, and
+ * that should be the exception, not the way the pool is kept below it.  A limit of 0 is no limit: every answer is "room".
  * Any other limit is at least a page (STORE_MIN_POOL_LIMIT_BYTES): the
  * allocator counts whole pages, and 0 of them would be no limit to it
  * while every answer here said "full".
@@ -30,6 +32,12 @@
 #include "store.h"
 
 #define DEFAULT_ACCEPT_PERCENT 90
+/* Between the default threshold and the limit: the writer, started
+ * here, writes the pool down to 90% in batches while writes still find
+ * room.  5% of zswap's default cap on a 1 GiB machine is 10 MiB, many
+ * batches' worth.
+ */
+#define START_PERCENT 95
 
 _Static_assert (STORE_MIN_POOL_LIMIT_BYTES == CSWAP_PAGE_SIZE,
                 "the allocator's limit is in pages: the smallest is one");
@@ -148,6 +156,19 @@ bool
 pool_limit_reached (struct pool_limit *limit)
 {
   return !pool_limit_has_room (limit, 1);
+}
+
+bool
+pool_limit_writeback_due (struct pool_limit *limit)
+{
+  uint64_t limit_bytes = pool_limit_bytes (limit);
+  unsigned percent = atomic_load_explicit (&limit->accept_percent,
+                                           memory_order_relaxed);
+
+  if (percent < START_PERCENT)
+    percent = START_PERCENT;
+  return limit_bytes != 0
+    && pool_limit_used_bytes (limit) >= limit_bytes / 100 * percent;
 }
 
 bool

@@ -40,6 +40,10 @@ extern bool pool_limit_has_room_bytes (struct pool_limit *limit,
 extern bool pool_limit_has_room (struct pool_limit *limit, unsigned pages);
 /* Not one page more fits: the writer starts. */
 extern bool pool_limit_reached (struct pool_limit *limit);
+/* At or above the start watermark (START_PERCENT of the limit, or the
+ * accept threshold if higher): the writer starts, before anyone waits.
+ */
+extern bool pool_limit_writeback_due (struct pool_limit *limit);
 /* At or above the accept threshold: the writer goes on. */
 extern bool pool_limit_above_threshold (struct pool_limit *limit);
 /* Whether a page of LENGTH read back from disk should come back into

@@ -179,10 +179,16 @@ extern bool writeback_in_backoff (struct writeback *wb);
 extern void writeback_post_batch (struct writeback *wb, int verdict);
 /* Wakes the writer thread and waits for its next batch: that batch's
  * verdict (0 or -ENOSPC), 0 when the thread stopped first (try again),
- * or -ESRCH when no writer thread runs (the caller makes room itself).
+ * -ETIMEDOUT when no batch completed by DEADLINE_NS (monotonic_ns), or
+ * -ESRCH when no writer thread runs (the caller makes room itself).
  * Takes the wake lock.
  */
-extern int writeback_wait_for_batch (struct writeback *wb);
+extern int writeback_wait_for_batch (struct writeback *wb,
+                                     uint64_t deadline_ns);
+/* Wakes the writer thread, if no one has yet, to look at the pool; no
+ * one waits.  Takes the wake lock.
+ */
+extern void writeback_kick (struct writeback *wb);
 /* Whether writers wait for a batch; *STOP whether the thread should
  * stop.  Takes the wake lock.
  */

@@ -2,18 +2,23 @@
  * their wait.
  *
  * A write that finds the pool at its limit notes how many batches have
- * completed, wakes the writer thread and waits for one more: every batch,
+ * completed, wakes the writer thread and waits, until a deadline, for one
+ * more: every batch,
  * whoever wrote it (a pressure batch, a sweep, read writeback, the
  * cleaner's copies), ends the wait of every writer who asked before it,
  * with its verdict: 0 (try again) or -ENOSPC (writeback cannot make
  * room).  The writer thread asks writeback_writers_waiting whether to
- * keep going (writeback.c).
+ * keep going (writeback.c).  Past the deadline the writer gives up
+ * waiting (-ETIMEDOUT): the caller that serves a request must not wait
+ * for a batch without bound, since the batch's own write may need what
+ * the request holds (writeback.c, ROOM_WAIT_MS).
  *
  * Below every other writeback file but the settings and the budget: it
  * calls none of them.  Locks: the wake lock only (writeback-internal.h).
  */
 #include <errno.h>
 
+#include "monotonic.h"
 #include "writeback-internal.h"
 
 void
@@ -27,8 +32,10 @@ writeback_post_batch (struct writeback *wb, int verdict)
 }
 
 int
-writeback_wait_for_batch (struct writeback *wb)
+writeback_wait_for_batch (struct writeback *wb, uint64_t deadline_ns)
 {
+  struct timespec deadline = monotonic_timespec (deadline_ns);
+
   wake_lock (wb);
   if (!wb->running || wb->stop) {
     wake_unlock (wb);
@@ -38,13 +45,27 @@ writeback_wait_for_batch (struct writeback *wb)
   wb->room_wanted++;
   wb->kicked = true;
   pthread_cond_signal (&wb->wake);
-  while (wb->batches_done == asked_at && !wb->stop)
-    pthread_cond_wait (&wb->room, &wb->wake_lock);
+  bool expired = false;
+  while (wb->batches_done == asked_at && !wb->stop && !expired)
+    expired = pthread_cond_timedwait (&wb->room, &wb->wake_lock,
+                                      &deadline) == ETIMEDOUT;
   /* Stopped before a batch: try again, and make room here next time. */
-  int r = wb->batches_done != asked_at ? wb->room_verdict : 0;
+  int r = wb->batches_done != asked_at ? wb->room_verdict
+          : expired && !wb->stop ? -ETIMEDOUT : 0;
   wb->room_wanted--;
   wake_unlock (wb);
   return r;
+}
+
+void
+writeback_kick (struct writeback *wb)
+{
+  wake_lock (wb);
+  if (!wb->kicked) {
+    wb->kicked = true;
+    pthread_cond_signal (&wb->wake);
+  }
+  wake_unlock (wb);
 }
 
 bool

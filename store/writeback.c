@@ -12,9 +12,16 @@
  * waits for a batch, never for a compaction, a whole sweep or the
  * cleaner's loop: every batch, whoever wrote it, ends the wait of every
  * writer who asked before it.  The writer thread keeps going while
- * writers wait or the pool is above the accept threshold.  Only when
+ * writers wait or the pool is above the accept threshold.  When
  * writeback cannot make room (the backing file full or failing, nothing
- * left to write) does the write get ENOSPC.  Freeing objects leaves holes
+ * left to write) the write gets ENOSPC, and so it does when no batch
+ * completes within ROOM_WAIT_MS (below): a writer never waits for
+ * writeback without bound.
+ *
+ * Waiting is the exception: the writer thread starts at the start
+ * watermark (pool-limit.c, below the limit), woken by the write that
+ * finds the pool there (writeback_wake_early), with no one waiting, and
+ * goes on down to the accept threshold.  Freeing objects leaves holes
  * in zspages, so batches are followed by compaction while the pool stays
  * above the threshold; the writer thread hands it to the compaction
  * thread (auto-compact.c) and goes on writing.  Without the background
@@ -46,6 +53,26 @@
 #include "writeback-internal.h"
 
 #define COMPACT_EVERY_BATCHES 8
+
+/* How long a write at the pool's limit waits for writeback to make room
+ * before it is refused with ENOSPC (the kernel keeps the page dirty and
+ * tries again later, as at a full pool).  Why a bound at all: the thread
+ * that waits serves a request, and on a ublk or nbd device the kernel's
+ * swap-out bio is held until it answers.  The batch's own write to the
+ * backing file (O_DIRECT, on a block device) needs a bio from the same
+ * kernel mempools (fs_bio_set); when every queue thread waits, holding
+ * theirs, the batch can wait for one forever, and with it kswapd and the
+ * journal (the VM's "deadlock B", 6.12, ext4 on virtio).  Refused, the
+ * requests complete, their bios come back, and the batch goes on.
+ * Why 1 s: a batch is at most STORE_MAX_WRITEBACK_BATCH pages compressed,
+ * 1 MiB at most, which a healthy disk writes in milliseconds and even a
+ * slow HDD or an emulated disk in well under a second, together with the
+ * cleaner's copies before it; so a healthy batch ends the wait long
+ * before.  And a second is short next to what the kernel tolerates for
+ * held I/O (hung-task warnings at 120 s, block timeouts at 30 s): the
+ * bios come back while reclaim can still make progress.
+ */
+#define ROOM_WAIT_MS 1000
 #define EMPTY_PASSES_BEFORE_REFUSAL 3
 
 #ifndef PR_SET_IO_FLUSHER
@@ -119,13 +146,27 @@ make_room_here (struct writeback *wb, unsigned needed_pages)
 }
 
 int
-writeback_make_room (struct writeback *wb, unsigned needed_pages)
+writeback_make_room (struct writeback *wb, unsigned needed_pages,
+                     uint64_t *deadline_ns)
 {
   counter_add (&wb->count->writes_waited, 1);
   if (pool_limit_has_room (wb->limit, needed_pages))
     return 0;
-  int r = writeback_wait_for_batch (wb);
+  if (*deadline_ns == 0)
+    *deadline_ns = monotonic_ns () + ROOM_WAIT_MS * 1000000ull;
+  int r = writeback_wait_for_batch (wb, *deadline_ns);
+  if (r == -ETIMEDOUT) {
+    counter_add (&wb->count->room_waits_expired, 1);
+    return -ENOSPC;
+  }
   return r == -ESRCH ? make_room_here (wb, needed_pages) : r;
+}
+
+void
+writeback_wake_early (struct writeback *wb)
+{
+  if (wb && pool_limit_writeback_due (wb->limit))
+    writeback_kick (wb);
 }
 
 int
@@ -164,8 +205,8 @@ compact_before_refusal (struct writeback *wb)
     nanosleep (&pause, NULL);
 }
 
-/* Background: batches while writers wait for room, and from the limit
- * down to the accept threshold.
+/* Background: batches while writers wait for room, and from the start
+ * watermark down to the accept threshold.
  */
 static void
 relieve_pressure (struct writeback *wb)
@@ -173,7 +214,7 @@ relieve_pressure (struct writeback *wb)
   bool stop, waiting = writeback_writers_waiting (wb, &stop);
   unsigned empty_passes = 0;
 
-  if (!waiting && !pool_limit_reached (wb->limit))
+  if (!waiting && !pool_limit_writeback_due (wb->limit))
     return;
   while (!stop) {
     /* The limit may be lifted (set to 0: no limit) meanwhile: then there
@@ -319,7 +360,7 @@ writeback_create (const struct writeback_context *ctx,
   pthread_mutex_init (&wb->wake_lock, NULL);
   pthread_mutex_init (&wb->budget_lock, NULL);
   monotonic_cond_init (&wb->wake);
-  pthread_cond_init (&wb->room, NULL);
+  monotonic_cond_init (&wb->room);  /* writers wait with a deadline */
   if (writeback_reads_init (wb, config)) {
     writeback_destroy (wb);
     errno = ENOMEM;

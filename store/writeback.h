@@ -41,10 +41,17 @@ extern void writeback_stop (struct writeback *wb);
 
 /* A write found no room for a new zspage of NEEDED_PAGES below the pool
  * limit: performs (or waits for) a batch of writeback of colder pages.
- * Returns 0 when there may be room now, -ENOSPC when none could be made.
- * Called with no slot lock held.
+ * Returns 0 when there may be room now, -ENOSPC when none could be made
+ * or none was made by *DEADLINE_NS (monotonic_ns), which the first call
+ * of a write sets (*DEADLINE_NS 0) and its retries share.  Called with
+ * no slot lock held.
  */
-extern int writeback_make_room (struct writeback *wb, unsigned needed_pages);
+extern int writeback_make_room (struct writeback *wb, unsigned needed_pages,
+                                uint64_t *deadline_ns);
+/* After a write: past the start watermark, wakes the writer thread so
+ * that it makes room before anyone has to wait for it.  NULL-safe.
+ */
+extern void writeback_wake_early (struct writeback *wb);
 /* A write found its area (an export) at its own limit: writes back pages
  * of the area's slots, [FIRST, END), from *HAND on (the area's CLOCK
  * hand, kept by the caller), until ROOM (ARG) says the write fits; cold
