@@ -93,6 +93,13 @@ warn_full (struct store *store)
   if (budget_spent)
     append (line, &used, ", writeback budget of %s MiB a day spent",
             mib_text (a, s.writeback_limit_bytes));
+  /* Writes refused because no batch came in time (writeback.c,
+   * ROOM_WAIT_MS): the disk, not the sizes, may be what is short.
+   */
+  if (s.room_waits_expired)
+    append (line, &used, ", %llu of them because writeback made no room "
+            "within a second: a slow or stalled backing disk",
+            (unsigned long long) s.room_waits_expired);
   append (line, &used, "); the kernel keeps those pages in memory and "
           "retries them, so the workload may thrash: raise pool-limit%s, or "
           "add or enlarge the backing file",
