@@ -15,11 +15,13 @@ chunk stored must read back equal.  Then the pipe is read again: the
 Last, SIGTERM: the daemon stops cleanly, the drain's lines written before
 its exit stats line.
 
-Usage: stderr-blocked.py fuse-classic|fuse-uring|fuse-auto-off|nbd
+Usage: stderr-blocked.py fuse-classic|fuse-uring|fuse-auto-off|nbd|ublk
   fuse-classic   cswap-fuse --transport classic (libfuse's threads)
   fuse-uring     cswap-fuse --transport uring (enable_uring switched on)
   fuse-auto-off  cswap-fuse, enable_uring off: its read/write threads
   nbd            nbdkit -U SOCKET with the plugin (no kernel nbd needed)
+  ublk           cswap-ublk --no-standby, O_DIRECT on its /dev/ublkbN (a
+                 kernel with ublk: tests/vm/test-vm-ublk.sh runs it there)
 Prints TAP.  Before the fix the serving thread blocked in write(2, …) of
 the warning; the test then shows that thread and fails at the bound.
 """
@@ -241,6 +243,9 @@ def main():
         if subprocess.run(["sh", "-c", "command -v nbdkit"],
                           stdout=subprocess.DEVNULL).returncode:
             skip("nbdkit is not installed")
+    elif MODE == "ublk":
+        if not os.path.exists("/dev/ublk-control"):
+            skip("no /dev/ublk-control (ublk_drv not loaded)")
     elif not os.path.exists("/dev/fuse"):
         skip("no /dev/fuse")
 
@@ -258,6 +263,11 @@ def main():
         argv = ["nbdkit", "-f", "-U", target,
                 f"{BUILD}/daemon/nbdkit-cswap-plugin.so", f"size={SIZE}",
                 f"pool-limit={POOL_LIMIT}", "codec=lz4", f"ctl={sock}"]
+    elif MODE == "ublk":
+        target = f"{work}/device"      # the device's path, once it serves
+        argv = [f"{BUILD}/daemon/ublk/cswap-ublk", "--no-standby",
+                "--size", str(SIZE), "--pool-limit", POOL_LIMIT,
+                "--codec", "lz4", "--ctl", sock]
     else:
         os.mkdir(mnt)
         target = f"{mnt}/swap"
@@ -269,7 +279,8 @@ def main():
                 "-o", f"ctl={sock}", mnt]
     print("1..6", flush=True)
     daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=write_fd,
+                              stdout=open(target, "w") if MODE == "ublk"
+                              else subprocess.DEVNULL, stderr=write_fd,
                               env=plugin_env() if MODE == "nbd" else None)
     reader = Reader(read_fd)
     try:
@@ -287,6 +298,7 @@ def main():
             if daemon.poll() is not None:
                 break
             if os.path.exists(sock) and os.path.exists(target) and \
+               (MODE != "ublk" or os.path.getsize(target) > 0) and \
                subprocess.run([f"{BUILD}/control/cswapctl", "--socket", sock,
                                "stats"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL).returncode == 0:
@@ -299,6 +311,8 @@ def main():
             return 1
         diag(start_log.decode(errors="replace"))
 
+        if MODE == "ublk":
+            target = open(target).readline().strip()
         filled = fill_pipe(write_fd)
         os.close(write_fd)
         write_fd = -1
@@ -354,7 +368,7 @@ def main():
             except subprocess.TimeoutExpired:
                 daemon.kill()
                 daemon.wait()
-        if MODE != "nbd":
+        if MODE.startswith("fuse"):
             if f" {mnt} fuse" in open("/proc/mounts").read():
                 subprocess.run(["fusermount3", "-u", "-z", mnt])
             os.rmdir(mnt)
