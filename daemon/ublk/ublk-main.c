@@ -200,6 +200,30 @@ open_control (void)
   return control;
 }
 
+/* Splits into standby and server (ublk-standby.h): returns 1 in a
+ * standby taking over the COUNT devices RECOVER_IDS (*CONTROL then a ring
+ * of its own, or NULL after saying why), 0 in the server (*REPORT_FD to
+ * tell the standby on), -1 without a standby.
+ */
+static int
+split_off_standby (struct ublk_control **control, int count,
+                   uint32_t recover_ids[], int *report_fd)
+{
+  int standby = ublk_standby_split (count, recover_ids, report_fd);
+  const char *why;
+
+  if (standby == 1) {
+    /* The control ring was the server's since the split (its requests
+     * moved the ring's heads behind this process's back): one of our own.
+     */
+    ublk_control_close (*control);
+    *control = ublk_control_open (&why);
+    if (*control == NULL)
+      fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
+  }
+  return standby;
+}
+
 /* The end of the COUNT DEVICES, none of them swap: the number deleted.
  * The disks first, while the queues serve what they flush; then the
  * queues, whose commands the driver has aborted; then the devices.
@@ -233,7 +257,6 @@ main (int argc, char *argv[])
   int total = 0, deleted, standby = 0, report_fd = -1;
   bool persists, recovering, has_standby;
   bool listed = false;
-  const char *why;
   sigset_t stop_signals;
 
   if (argc == 2 && strcmp (argv[1], "--features") == 0)
@@ -256,18 +279,9 @@ main (int argc, char *argv[])
   persists = ublk_recovery_flags (ublk_control_features (control), true)
              && cl.device.store.backing_path == NULL;
   if (persists && !cl.recover && !cl.no_standby)
-    standby = ublk_standby_split (count, recover_ids, &report_fd);
-  if (standby == 1) {
-    /* The control ring was the server's since the split (its requests
-     * moved the ring's heads behind this process's back): one of our own.
-     */
-    ublk_control_close (control);
-    control = ublk_control_open (&why);
-    if (control == NULL) {
-      fprintf (stderr, "%s: %s: %m\n", PROGRAM_NAME, why);
-      return EXIT_FAILURE;
-    }
-  }
+    standby = split_off_standby (&control, count, recover_ids, &report_fd);
+  if (control == NULL)
+    return EXIT_FAILURE;
   recovering = cl.recover || standby == 1;
   has_standby = persists && !cl.recover && !cl.no_standby && standby == 0;
 
