@@ -1,5 +1,5 @@
-/* cswap: taking a killed cswap-ublk's devices over (see
- * ublk-take-over.h).
+/* cswap: taking a killed cswap-ublk's devices over, and leaving a
+ * daemon's devices to be taken over (see ublk-take-over.h).
  */
 #include <errno.h>
 #include <stdio.h>
