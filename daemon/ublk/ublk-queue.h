@@ -6,7 +6,7 @@
  * swap-in is served on the CPU that faulted, as with the FUSE rings).
  * The driver asks only that the commands of one queue come from one
  * task; one task may serve queues of several devices.  So the ladder's
- * windows (ublk-main.c) cost a thread and a buffer per CPU, not per CPU
+ * windows (--windows) cost a thread and a buffer per CPU, not per CPU
  * and per window: with three windows on two CPUs, two threads where
  * there were six, and 1.1 MiB less of the daemon's locked memory: on a
  * 160 MiB machine its own memory is a third of zram's whole peak

@@ -1,7 +1,7 @@
 #!/bin/bash
 # cswap: the nbdkit plugin takes a ladder's steps (`cswapctl ladder add`)
 # only from the devices that serve its own windows (window exports,
-# daemon/nbdkit/nbd-window.h; ladder-follow.c's check_served_window): with
+# daemon/nbdkit/nbd-window.h; ladder-steps.c's check_served_window): with
 # frontend = nbd, `cswap up` connects an nbd device to each window and
 # hands them over, and the daemon will swap them on and off by itself.
 # This host has no nbd driver, so nbdfuse turns each window export into a
