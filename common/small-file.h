@@ -3,7 +3,7 @@
  * open(), read() and close() only, no stdio and no allocation, so that a
  * signal handler may call it (daemon/ladder/swap-users.c asks from the
  * SIGTERM handler), and a thread may under memory pressure
- * (daemon/ladder/ladder-follow.c): the buffer is the caller's.
+ * (daemon/ladder/ladder-thread.c): the buffer is the caller's.
  */
 #ifndef CSWAP_SMALL_FILE_H
 #define CSWAP_SMALL_FILE_H

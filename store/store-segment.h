@@ -2,7 +2,7 @@
  *
  * A ublk device added with user recovery outlives a daemon that is
  * killed: the kernel holds its requests until a new daemon takes it over
- * (ublk-main.c, --recover).  Its pages outlive the daemon only if the
+ * (ublk-take-over.c, --recover).  Its pages outlive the daemon only if the
  * store's memory does: its slot table and its allocator's zspages.  So
  * such a store keeps them in a System V shared-memory segment:
  *
