@@ -77,18 +77,20 @@ vm_rc=$?
 [ "$vm_rc" = 77 ] && skip "$(grep 'skipped:' "$out_root/vm.log" | head -1)"
 sed 's/^/# /' "$out_root/vm.log" | head -3
 check "the VM finished within ${timeout_s}s" test "$vm_rc" != 124
-sed 's/^/# model: /' "$out/model.tap" 2>/dev/null
-check "model test: every check passed" \
-  eval 'grep -q "^1\.\." "$out/model.tap" && ! grep -q "^not ok" "$out/model.tap"'
-sed 's/^/# leftovers: /' "$out/leftovers.tap" 2>/dev/null
-check "what a killed cswap-ublk leaves: every check passed" \
-  eval 'grep -q "^1\.\." "$out/leftovers.tap" && ! grep -q "^not ok" "$out/leftovers.tap"'
-sed 's/^/# swap kept: /' "$out/swap-kept.tap" 2>/dev/null
-check "a cswap-ublk disk that is swap is never stopped nor deleted: every check passed" \
-  eval 'grep -q "^1\.\." "$out/swap-kept.tap" && ! grep -q "^not ok" "$out/swap-kept.tap"'
-sed 's/^/# stderr blocked: /' "$out/stderr-blocked.tap" 2>/dev/null
-check "cswap-ublk serves on while its stderr blocks: every check passed" \
-  eval 'grep -q "^1\.\." "$out/stderr-blocked.tap" && ! grep -q "^not ok" "$out/stderr-blocked.tap"'
+# guest_tap FILE LABEL WHAT: a guest check's TAP, shown; it passed when it
+# got to its plan with no "not ok".
+guest_tap ()
+{
+  sed "s/^/# $2: /" "$out/$1" 2>/dev/null
+  check "$3: every check passed" \
+    eval "grep -q '^1\.\.' '$out/$1' && ! grep -q '^not ok' '$out/$1'"
+}
+guest_tap model.tap model "model test"
+guest_tap leftovers.tap leftovers "what a killed cswap-ublk leaves"
+guest_tap swap-kept.tap "swap kept" \
+  "a cswap-ublk disk that is swap is never stopped nor deleted"
+guest_tap stderr-blocked.tap "stderr blocked" \
+  "cswap-ublk serves on while its stderr blocks"
 line=$out/output.log
 if [ "$swap" = 1 ]; then
   grep -E '^\{"bench"|^guest-swap: the daemon' "$line" 2>/dev/null | sed 's/^/# /'
