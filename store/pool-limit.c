@@ -4,11 +4,12 @@
  * a new zspage is charged with one compare-and-swap that fails past it;
  * doc/design.md, "The pool limit is hard").  What the store decides from
  * it is here: whether a write may have room, when the writer starts
- * (at the limit) and stops (below accept-threshold percent of it), when
- * raw pages stop being deferred, and whether a page read from disk comes
- * back into memory.  The writer starts before the limit, at the start
- * watermark (START_PERCENT): writes at the limit wait for a batch, and
- * that should be the exception, not the way the pool is kept below it.  A limit of 0 is no limit: every answer is "room".
+ * (at the start watermark, START_PERCENT, before the limit: a write at
+ * the limit waits for a batch, and that should be the exception, not the
+ * way the pool is kept below it) and stops (below accept-threshold
+ * percent of it), when raw pages stop being deferred, and whether a page
+ * read from disk comes back into memory.  A limit of 0 is no limit:
+ * every answer is "room".
  * Any other limit is at least a page (STORE_MIN_POOL_LIMIT_BYTES): the
  * allocator counts whole pages, and 0 of them would be no limit to it
  * while every answer here said "full".

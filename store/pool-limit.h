@@ -38,7 +38,7 @@ extern bool pool_limit_has_room_bytes (struct pool_limit *limit,
                                        uint64_t bytes);
 /* Whether PAGES more pool pages fit below the limit. */
 extern bool pool_limit_has_room (struct pool_limit *limit, unsigned pages);
-/* Not one page more fits: the writer starts. */
+/* Not one page more fits: a batch is followed by compaction at once. */
 extern bool pool_limit_reached (struct pool_limit *limit);
 /* At or above the start watermark (START_PERCENT of the limit, or the
  * accept threshold if higher): the writer starts, before anyone waits.

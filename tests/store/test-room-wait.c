@@ -277,6 +277,50 @@ test_writeback_working (void)
   free_writer (w);
 }
 
+/* The writer thread starts at the start watermark, woken by the write
+ * that finds the pool there: with the default accept threshold (90%),
+ * writes that stop at 95% of the limit see pages written back with no
+ * write having waited.  Bounded by EARLY_BOUND_S, a hang guard: the
+ * kicked writer starts at once; without the kick it slept until a write
+ * met the limit.
+ */
+#define EARLY_BOUND_S 30
+
+static void
+test_writer_starts_early (void)
+{
+  struct store *store = make_store (0);
+  unsigned char page[CSWAP_PAGE_SIZE];
+  uint64_t rng = 88172645463325252ull;
+  struct store_stats s = { 0 };
+  uint64_t slot = 0;
+
+  for (; slot < DEVICE_PAGES; slot++) {
+    make_page (&rng, page);
+    if (store_write (store, page, CSWAP_PAGE_SIZE, slot * CSWAP_PAGE_SIZE))
+      break;
+    store_stats (store, &s);
+    if (s.pool_bytes >= POOL_LIMIT / 100 * 95)
+      break;
+  }
+  diag ("stopped after %llu pages, pool %llu of %u bytes",
+        (unsigned long long) slot + 1, (unsigned long long) s.pool_bytes,
+        POOL_LIMIT);
+  for (unsigned i = 0; i < EARLY_BOUND_S * 10 && s.written_back_pages == 0;
+       i++) {
+    struct timespec pause = { 0, 100000000 };
+
+    nanosleep (&pause, NULL);
+    store_stats (store, &s);
+  }
+  ok (s.written_back_pages > 0 && s.writes_waited == 0,
+      "at 95%% of the limit the writer starts by itself: %llu pages "
+      "written back, %llu writes waited",
+      (unsigned long long) s.written_back_pages,
+      (unsigned long long) s.writes_waited);
+  store_destroy (store);
+}
+
 int
 main (void)
 {
@@ -286,6 +330,7 @@ main (void)
             dir ? dir : "/var/tmp", (int) getpid ());
   test_writeback_stalled ();
   test_writeback_working ();
+  test_writer_starts_early ();
   unlink (backing_path);
   return tap_done ();
 }
