@@ -732,8 +732,9 @@ slot_state_adopt (struct slot_state *ss, const struct slot_adopt_ops *ops,
                    || flags_type (was) == SLOT_TIERED)
                   && flags_type (flags) == SLOT_ABSENT;
 
-      if (flags_type (flags) == SLOT_TIERED)
-        lost = true;            /* the backing file was the dead one's */
+      if (flags_type (flags) == SLOT_TIERED
+          && !ops->tiered (arg, word_tier_offset (word), word_length (word)))
+        lost = true;
       else if (flags_type (flags) == SLOT_STORED
                && !ops->object (arg, word_handle (word), word_length (word),
                                 slot))

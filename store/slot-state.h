@@ -247,21 +247,23 @@ extern bool slot_retarget_record (struct slot_state *ss, uint32_t cookie,
                                   uint64_t from, uint64_t to,
                                   uint32_t length);
 
-/* Adoption (store-adopt.c): the slots of a dead process's store, in the
+/* Adoption (store-persist.c): the slots of a dead process's store, in the
  * homes the table was given (slot_table_set_homes), taken as they are,
  * before any other use and before the allocator's own adoption ends.
  * Every slot is made whole (slot-state.c's top comment: its flags agree
  * with its word), counted, and its chunk hooked back if it holds a page.
  * OPS->object is asked to take each stored page's object (false: it
- * cannot be one, and the page is lost); OPS->lost is told of every page
- * lost (one on the backing file, which was the dead process's, or whose
- * object was refused), which then reads as absent in the store, and so
+ * cannot be one, and the page is lost), OPS->tiered each page's record
+ * on the backing file (false: the file's records are not this store's
+ * to read, or it cannot be one); OPS->lost is told of every page lost
+ * (either refused), which then reads as absent in the store, and so
  * must be refused by the front end; OPS->deferred of every page still
  * waiting for the compressor (raw or lz4, readable as it is).
  */
 struct slot_adopt_ops {
   bool (*object) (void *arg, zs_handle handle, uint32_t length,
                   uint64_t slot);
+  bool (*tiered) (void *arg, uint64_t offset, uint32_t length);
   void (*lost) (void *arg, uint64_t slot);
   void (*deferred) (void *arg, uint64_t slot);
 };

@@ -12,8 +12,11 @@
  * its reserve), and the counters are counted again.  What the dead
  * process had queued is queued again: pages waiting for the compressor.
  * A writeback batch in flight is dropped (its pages are still in the
- * pool), and the backing file is not adopted: a store with one does not
- * persist.
+ * pool).  The backing file's records are adopted with the slots that
+ * name them, if the segment's state of the file (tier.h,
+ * tier_keep_state) is of the file this daemon opened; else those pages
+ * are lost, never read from a file that is not the one they were
+ * written to.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 
 #include "store-internal.h"
+#include "tier.h"
 
 /* The lost map's bytes for SLOTS: whole 64-bit words. */
 static size_t
@@ -29,12 +33,16 @@ lost_map_bytes (uint64_t slots)
   return (slots + 63) / 64 * sizeof (uint64_t);
 }
 
-/* The segment's geometry for CONFIG, whose pool POOL_CONFIG describes. */
+/* The segment's geometry for CONFIG, whose pool POOL_CONFIG describes,
+ * and its backing file TIER (NULL: none).
+ */
 static struct store_segment
 segment_for (const struct store_config *config,
-             const struct zs_pool_config *pool_config, uint64_t slots)
+             const struct zs_pool_config *pool_config, uint64_t slots,
+             struct tier *tier)
 {
   return (struct store_segment) {
+    .tier_state_bytes = tier ? tier_state_bytes (tier) : 0,
     .shmid = -1,
     .dev_id = config->segment_device,
     .size_bytes = config->size_bytes,
@@ -100,9 +108,14 @@ say_refusal (const struct store_config *config,
   else if (errno == EPROTO)
     snprintf (error, error_bytes, "the store of device %u (a killed "
               "daemon's) was made by another version of cswap (segment "
-              "layout %u; this one adopts %u): it is kept; start the "
+              "layout %u; this one adopts 3 to %u): it is kept; start the "
               "version that made it to take its pages over, %s", dev,
               refusal->layout, store_segment_layout (), discard);
+  else if (errno == EXDEV)
+    snprintf (error, error_bytes, "the store of device %u (a killed "
+              "daemon's) was made %s: it is kept; start with the backing "
+              "file and backing-size it was made with to take its pages "
+              "over, %s", dev, refusal->why, discard);
   else if (errno == EBUSY)
     snprintf (error, error_bytes, "the store of device %u is attached by a "
               "live process (pid %d, the last to attach it): not adopted",
@@ -123,12 +136,21 @@ adopt_segment (struct store *store, const struct store_config *config,
   uint64_t slots = store->slots.table.slots;
   struct store_segment_refusal refusal;
 
+  size_t tier_state_wanted = seg->tier_state_bytes;
+
   if (store_segment_adopt (seg, &refusal) == 0) {
-    if (take_geometry (seg, slots, pool_config, &store->adoption))
+    bool laid_out = take_geometry (seg, slots, pool_config,
+                                   &store->adoption);
+    if (laid_out && seg->tier_state_bytes == tier_state_wanted)
       return 1;
     refusal.layout = store_segment_layout ();
+    refusal.why = !seg->tier_state_bytes ? "without a backing file, and "
+      "this configuration has one"
+      : !tier_state_wanted ? "with a backing file, and this configuration "
+      "has none"
+      : "with a backing file of another size than this configuration's";
     store_segment_close (seg, false);
-    errno = EPROTO;
+    errno = laid_out ? EXDEV : EPROTO;
   }
   int refused = errno;
   if (refused == ENOENT) {
@@ -145,6 +167,30 @@ adopt_segment (struct store *store, const struct store_config *config,
   return -1;
 }
 
+/* The backing file's state kept in the segment from now on, and an
+ * adopted store's records on it taken over where they are the file's.
+ * 0, or -1 with errno and ERROR.
+ */
+static int
+keep_backing_state (struct store *store, struct store_segment *seg,
+                    bool adopted, char *error, size_t error_bytes)
+{
+  struct tier *tier = store->slots.tier;
+  const char *why;
+  int r;
+
+  if (tier == NULL)
+    return 0;
+  r = tier_keep_state (tier, store_segment_tier_state (seg), adopted, &why);
+  if (r == -1) {
+    snprintf (error, error_bytes, "%s: %m", why);
+    return -1;
+  }
+  store->adoption.backing_adopted = r == 1;
+  store->adoption.backing_why = why;
+  return 0;
+}
+
 int
 store_segment_open (struct store *store, const struct store_config *config,
                     struct zs_pool_config *pool_config, char *error,
@@ -159,7 +205,7 @@ store_segment_open (struct store *store, const struct store_config *config,
     snprintf (error, error_bytes, "out of memory");
     return -1;
   }
-  *seg = segment_for (config, pool_config, slots);
+  *seg = segment_for (config, pool_config, slots, store->slots.tier);
   store->adoption.why = NULL;
   if (config->persistence == STORE_SEGMENT_ADOPT)
     adopted = adopt_segment (store, config, seg, pool_config, error,
@@ -186,6 +232,13 @@ store_segment_open (struct store *store, const struct store_config *config,
                              : (UINT64_C (1) << bits) - 1,
                              memory_order_relaxed);
     }
+  }
+  if (keep_backing_state (store, seg, adopted == 1, error, error_bytes)) {
+    int saved_errno = errno;
+    store_segment_close (seg, adopted == 0);    /* a killed one's is kept */
+    free (seg);
+    errno = saved_errno;
+    return -1;
   }
   store->segment = seg;
   slot_table_set_homes (&store->slots.table, store_segment_chunks (seg));
@@ -226,6 +279,19 @@ adopt_object (void *arg, zs_handle handle, uint32_t length, uint64_t slot)
 }
 
 /* SLOT could not be adopted: lost, in the segment's lost map. */
+static bool
+adopt_tiered (void *arg, uint64_t offset, uint32_t length)
+{
+  struct adopting *a = arg;
+  struct store *store = a->store;
+
+  if (!store->adoption.backing_adopted
+      || !tier_adopt_object (store->slots.tier, offset, length))
+    return false;
+  store->adoption.backing_pages++;
+  return true;
+}
+
 static void
 note_lost (void *arg, uint64_t slot)
 {
@@ -252,15 +318,19 @@ int
 store_adopt_pages (struct store *store, char *error, size_t error_bytes)
 {
   static const struct slot_adopt_ops ops = {
-    .object = adopt_object, .lost = note_lost, .deferred = note_deferred,
+    .object = adopt_object, .tiered = adopt_tiered, .lost = note_lost,
+    .deferred = note_deferred,
   };
   struct adopting a = { .store = store };
   struct slot_adoption result;
 
   if (!store->adoption.adopted)
     return 0;
-  if (slot_state_adopt (&store->slots, &ops, &a, &result) == -1
-      || a.out_of_memory) {
+  int r = slot_state_adopt (&store->slots, &ops, &a, &result);
+
+  if (store->adoption.backing_adopted)
+    tier_adopt_end (store->slots.tier);
+  if (r == -1 || a.out_of_memory) {
     snprintf (error, error_bytes, "adopting the killed daemon's store: "
               "out of memory");
     errno = ENOMEM;

@@ -21,10 +21,16 @@
  * segment is laid out or encoded otherwise: the header, a slot chunk, a
  * slot's word or flags (slot-state.c), a zspage (allocator/), the note's
  * place or size, the lost map.  2: the note.  3: the lost map, the
- * device in the header, IPC_PRIVATE (2 was found at a key).
+ * device in the header, IPC_PRIVATE (2 was found at a key).  4: the
+ * backing file's state.
  */
 #define SEGMENT_MAGIC "cswapseg"
-#define SEGMENT_LAYOUT 3
+#define SEGMENT_LAYOUT 4
+/* Layout 4 is layout 3 with room for the backing file's state: a store
+ * without a backing file is laid out, and marked, as layout 3 was, so
+ * that either version takes over the other's.
+ */
+#define SEGMENT_LAYOUT_WITHOUT_TIER 3
 /* Layout 2's key for the store of device DEV: "c" in the top byte. */
 #define LAYOUT_2_KEY(dev) ((key_t) (0x63000000 | ((dev) & 0xffffff)))
 /* Where in the header page the front end's note starts. */
@@ -47,6 +53,8 @@ struct segment_header {
   uint32_t unused;
   uint64_t made_ns;             /* CLOCK_BOOTTIME: the newest is the store */
   uint64_t lost_map_bytes;
+  /* 4: zero in layout 3's header, which had nothing here */
+  uint64_t tier_state_bytes;
 };
 _Static_assert (sizeof (struct segment_header) <= SEGMENT_NOTE_OFFSET,
                 "the header fits its page, before the note");
@@ -61,6 +69,7 @@ static size_t
 segment_bytes (const struct store_segment *seg)
 {
   return CSWAP_PAGE_SIZE + round_up (seg->lost_map_bytes, CSWAP_PAGE_SIZE)
+    + round_up (seg->tier_state_bytes, CSWAP_PAGE_SIZE)
     + round_up (seg->chunks_bytes, CSWAP_PAGE_SIZE)
     + round_up (seg->area_bytes, CSWAP_PAGE_SIZE);
 }
@@ -78,7 +87,8 @@ static struct segment_header
 header_for (const struct store_segment *seg)
 {
   struct segment_header h = {
-    .layout = SEGMENT_LAYOUT,
+    .layout = seg->tier_state_bytes ? SEGMENT_LAYOUT
+                                    : SEGMENT_LAYOUT_WITHOUT_TIER,
     .max_pages_per_zspage = seg->max_pages_per_zspage,
     .size_bytes = seg->size_bytes,
     .reserve_bytes = seg->reserve_bytes,
@@ -87,6 +97,7 @@ header_for (const struct store_segment *seg)
     .dev_id = seg->dev_id,
     .made_ns = boottime_ns (),
     .lost_map_bytes = seg->lost_map_bytes,
+    .tier_state_bytes = seg->tier_state_bytes,
   };
 
   memcpy (h.magic, SEGMENT_MAGIC, sizeof h.magic);
@@ -105,11 +116,24 @@ store_segment_lost_map (const struct store_segment *seg)
   return seg->base + CSWAP_PAGE_SIZE;
 }
 
-void *
-store_segment_chunks (const struct store_segment *seg)
+static unsigned char *
+tier_state_at (const struct store_segment *seg)
 {
   return (unsigned char *) store_segment_lost_map (seg)
     + round_up (seg->lost_map_bytes, CSWAP_PAGE_SIZE);
+}
+
+void *
+store_segment_tier_state (const struct store_segment *seg)
+{
+  return seg->tier_state_bytes ? tier_state_at (seg) : NULL;
+}
+
+void *
+store_segment_chunks (const struct store_segment *seg)
+{
+  return tier_state_at (seg) + round_up (seg->tier_state_bytes,
+                                         CSWAP_PAGE_SIZE);
 }
 
 void *
@@ -328,7 +352,7 @@ find_newest (int shmid, const struct shmid_ds *ds,
 
   if (device_of (h, ds->shm_perm.__key) != f->dev_id)
     return;
-  if (h->layout != SEGMENT_LAYOUT) {
+  if (h->layout != SEGMENT_LAYOUT && h->layout != SEGMENT_LAYOUT_WITHOUT_TIER) {
     f->other_layout = h->layout;
     return;
   }
@@ -384,6 +408,8 @@ store_segment_adopt (struct store_segment *seg,
   seg->max_pages_per_zspage = f.header.max_pages_per_zspage;
   seg->reserve_bytes = f.header.reserve_bytes;
   seg->lost_map_bytes = f.header.lost_map_bytes;
+  seg->tier_state_bytes = f.header.layout == SEGMENT_LAYOUT
+    ? f.header.tier_state_bytes : 0;
   seg->chunks_bytes = f.header.chunks_bytes;
   seg->area_bytes = f.header.area_bytes;
   seg->bytes = segment_bytes (seg);

@@ -24,8 +24,8 @@
  *
  * Layout, all offsets page-aligned:
  *
- *   [ header, note: one page ][ lost map ][ slot chunks: one home per
- *   chunk ][ zspages ]
+ *   [ header, note: one page ][ lost map ][ backing file's state ]
+ *   [ slot chunks: one home per chunk ][ zspages ]
  *
  * The header says what made the segment (layout version, its device,
  * sizes, the allocator's geometry).  A daemon adopts a segment of its
@@ -35,7 +35,11 @@
  * set for a page a take-over lost (its store could not be adopted, or
  * the page not), clear once the kernel writes, discards or zeroes it;
  * kept here so that a page lost stays lost across any number of
- * take-overs (lost-pages.h reads and clears it).  The note is the front
+ * take-overs (lost-pages.h reads and clears it).  The backing file's
+ * state is what a successor needs to read the records the dead daemon
+ * wrote there (tier.h, tier_keep_state: its key among them, which is
+ * why the segment must stay locked and out of core dumps); a store
+ * without a backing file has none (and is laid out as layout 3 was).  The note is the front
  * end's: what it must find again after a kill besides the pages (the
  * ladder's hand-over, ladder-record.h), zero in a new segment.  The slot
  * chunks and the zspage area hold no pointers, only numbers
@@ -43,7 +47,7 @@
  * anywhere.
  * Everything else (the allocator's descriptors and lists, the counters,
  * the queues) is the process's own, and is rebuilt from the slots when a
- * segment is adopted (store-adopt.c).
+ * segment is adopted (store-persist.c).
  *
  * The segment is removed when its daemon stops after deleting its
  * devices, and by whatever deletes a dead daemon's devices
@@ -79,6 +83,7 @@ struct store_segment {
   unsigned max_pages_per_zspage;
   uint64_t reserve_bytes;
   size_t lost_map_bytes;        /* a bit per slot */
+  size_t tier_state_bytes;      /* the backing file's (tier.h); 0: none */
   size_t chunks_bytes;          /* the slot chunks' homes */
   size_t area_bytes;            /* the allocator's zspage area */
 };
@@ -115,6 +120,8 @@ extern uint32_t store_segment_layout (void);
  */
 extern void *store_segment_note (const struct store_segment *seg);
 extern void *store_segment_lost_map (const struct store_segment *seg);
+/* The backing file's state (tier_state_bytes); NULL when it has none. */
+extern void *store_segment_tier_state (const struct store_segment *seg);
 extern void *store_segment_chunks (const struct store_segment *seg);
 extern void *store_segment_area (const struct store_segment *seg);
 /* After the daemon locks its memory (mlockall): unlocks the segment's

@@ -57,8 +57,30 @@ config_is_valid (const struct store_config *config)
     && config->huge_threshold_bytes <= CSWAP_PAGE_SIZE
     && pool_limit_valid (config->pool_limit_bytes)
     && (config->persistence == STORE_PRIVATE
-        || (config->backing_path == NULL && areas == 1
-            && config->persistence <= STORE_SEGMENT_ADOPT));
+        || (areas == 1 && config->persistence <= STORE_SEGMENT_ADOPT));
+}
+
+/* The backing file, before the segment that keeps its state is made or
+ * adopted.  0, or -1 with errno and create_error set.
+ */
+static int
+open_backing (struct store *store, const struct store_config *config)
+{
+  struct tier_config tier_config = {
+    .path = config->backing_path,
+    .size_bytes = config->backing_size_bytes,
+    .thin = config->backing_thin,
+    .encrypt = !config->backing_in_clear,
+  };
+  const char *why;
+
+  store->slots.tier = tier_open (&tier_config, &why);
+  if (store->slots.tier == NULL) {
+    snprintf (create_error, sizeof create_error, "%s: %s",
+              config->backing_path, why);
+    return -1;
+  }
+  return 0;
 }
 
 /* The slots and the allocator they own.  0, or -1 with errno and
@@ -81,10 +103,13 @@ create_slots (struct store *store, const struct store_config *config)
     .owner = &store->slots,
   };
   store->slots.limit = &store->limit;
-  if (config->persistence != STORE_PRIVATE
-      && store_segment_open (store, config, &pool_config, create_error,
-                             sizeof create_error)) {
+  /* The backing file first: the segment keeps its state. */
+  if ((config->backing_path && open_backing (store, config))
+      || (config->persistence != STORE_PRIVATE
+          && store_segment_open (store, config, &pool_config, create_error,
+                                 sizeof create_error))) {
     int saved_errno = errno;
+    tier_close (store->slots.tier);
     slot_state_destroy (&store->slots);
     errno = saved_errno;
     return -1;
@@ -94,6 +119,7 @@ create_slots (struct store *store, const struct store_config *config)
     int saved_errno = errno;
     snprintf (create_error, sizeof create_error, "allocator: %m");
     store_segment_release (store);
+    tier_close (store->slots.tier);
     slot_state_destroy (&store->slots);
     errno = saved_errno;
     return -1;
@@ -138,26 +164,10 @@ create_threads (struct store *store, const struct store_config *config)
   return 0;
 }
 
-/* The backing file and its writer.  0, or -1 with errno and
- * create_error set.
- */
+/* The backing file's writer.  0, or -1 with errno and create_error set. */
 static int
-open_backing (struct store *store, const struct store_config *config)
+create_writeback (struct store *store, const struct store_config *config)
 {
-  struct tier_config tier_config = {
-    .path = config->backing_path,
-    .size_bytes = config->backing_size_bytes,
-    .thin = config->backing_thin,
-    .encrypt = !config->backing_in_clear,
-  };
-  const char *why;
-
-  store->slots.tier = tier_open (&tier_config, &why);
-  if (store->slots.tier == NULL) {
-    snprintf (create_error, sizeof create_error, "%s: %s",
-              config->backing_path, why);
-    return -1;
-  }
   struct writeback_context context = {
     .slots = &store->slots,
     .limit = &store->limit,
@@ -212,7 +222,7 @@ store_create (const struct store_config *config)
   store->huge_threshold_bytes = huge_threshold (store->slots.pool,
                                                 config->huge_threshold_bytes);
   if (create_threads (store, config)
-      || (config->backing_path && open_backing (store, config))) {
+      || (config->backing_path && create_writeback (store, config))) {
     int saved_errno = errno;
     store_destroy (store);
     errno = saved_errno;

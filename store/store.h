@@ -158,6 +158,14 @@ struct store_adoption {
    * (configured 4194304)", and the like; empty when none differs.
    */
   char kept_geometry[160];
+  /* With a backing file: whether the killed daemon's records on it are
+   * this store's to read (tier.h, tier_keep_state), how many pages were
+   * adopted there, and why not where they were not (NULL: the killed
+   * daemon had kept no state of it).
+   */
+  bool backing_adopted;
+  uint64_t backing_pages;
+  const char *backing_why;
 };
 /* STORE_SEGMENT_ADOPT's outcome (adopted false for STORE_SEGMENT_NEW);
  * NULL for a store that does not persist.

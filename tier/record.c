@@ -13,6 +13,10 @@
 #define MAGIC_PLAIN 0xc5a9u
 #define MAGIC_SEALED 0xc5abu
 #define RUN_ID_BYTES 4
+/* Nonce counts reserved at a time for a successor (record_format_keep):
+ * one store to the kept memory per this many records sealed.
+ */
+#define NONCE_RESERVE_BLOCK (UINT64_C (1) << 16)
 
 struct record_head {
   uint16_t magic, length;
@@ -52,6 +56,36 @@ int
 record_format_lock_key (struct record_format *format)
 {
   return format->seal ? seal_lock_key (format->seal) : 0;
+}
+
+void
+record_format_keep (struct record_format *format, uint64_t *reserved)
+{
+  *reserved = format->sealed;
+  format->reserved = reserved;
+}
+
+int
+record_format_adopt (struct record_format *format, uint32_t run_id,
+                     const unsigned char *key, uint64_t *reserved,
+                     const char **why)
+{
+  if (key && format->seal == NULL
+      && (format->seal = seal_create (why)) == NULL)
+    return -1;
+  if (key == NULL) {
+    seal_destroy (format->seal);
+    format->seal = NULL;
+  }
+  if (key && !seal_take_key (format->seal, key)) {
+    *why = "backing file encryption: libcrypto refused the kept key";
+    errno = EIO;
+    return -1;
+  }
+  format->run_id = run_id;
+  format->sealed = *reserved;
+  format->reserved = reserved;
+  return 0;
 }
 
 static uint32_t
@@ -124,6 +158,9 @@ record_write (struct record_format *format, unsigned char *out,
   if (sealed) {
     unsigned char ad[SEALED_AD_BYTES];
     uint64_t count = format->sealed++;
+    /* Reserved before it is used: a successor starts past it. */
+    if (format->reserved && count >= *format->reserved)
+      *format->reserved = count + NONCE_RESERVE_BLOCK;
     memcpy (out + RECORD_HEAD_BYTES + RUN_ID_BYTES, &count, sizeof count);
     sealed_ad (out, place, ad);
     if (!seal_record (format->seal, out + RECORD_HEAD_BYTES, ad, sizeof ad,

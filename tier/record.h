@@ -60,6 +60,10 @@ struct record_format {
   struct tier_seal *seal;       /* NULL: plain records */
   uint32_t run_id;
   uint64_t sealed;              /* records sealed: the nonce's count */
+  /* Kept for a successor (record_format_keep): no count below it may be
+   * used again under this key.  NULL: not kept.
+   */
+  uint64_t *reserved;
 };
 
 /* Draws the run id and, when ENCRYPT, makes the key.  Returns 0, or -1
@@ -70,6 +74,21 @@ extern int record_format_init (struct record_format *format, bool encrypt,
 extern void record_format_destroy (struct record_format *format);
 /* seal_lock_key, for a sealed format; 0 for a plain one. */
 extern int record_format_lock_key (struct record_format *format);
+
+/* Keeping the format for a successor (keep.c): from now on the nonce
+ * counts this format may use are reserved in *RESERVED, in memory that
+ * outlives the process, a block at a time and before any is used.
+ */
+extern void record_format_keep (struct record_format *format,
+                                uint64_t *reserved);
+/* Takes over a killed daemon's format: its RUN_ID, its form (KEY: sealed
+ * under that key; NULL: plain) and its count, *RESERVED, kept from now
+ * on.  Returns 0, or -1 with *WHY and errno set (no sealing context).
+ */
+extern int record_format_adopt (struct record_format *format,
+                                uint32_t run_id,
+                                const unsigned char *key,
+                                uint64_t *reserved, const char **why);
 
 /* Bytes a record of LENGTH payload bytes takes, padding included. */
 extern uint32_t record_bytes (const struct record_format *format,

@@ -13,7 +13,7 @@
 
 #include "seal.h"
 
-#define KEY_BYTES 32
+#define KEY_BYTES SEAL_KEY_BYTES
 
 struct tier_seal {
   unsigned char *key;           /* KEY_BYTES in a page of its own, locked */
@@ -72,6 +72,19 @@ int
 seal_lock_key (struct tier_seal *s)
 {
   return mlock (s->key, s->key_page_bytes) == -1 ? -errno : 0;
+}
+
+void
+seal_copy_key (const struct tier_seal *s, unsigned char out[SEAL_KEY_BYTES])
+{
+  memcpy (out, s->key, KEY_BYTES);
+}
+
+bool
+seal_take_key (struct tier_seal *s, const unsigned char key[SEAL_KEY_BYTES])
+{
+  memcpy (s->key, key, KEY_BYTES);
+  return EVP_EncryptInit_ex2 (s->sealing, s->cipher, s->key, NULL, NULL) == 1;
 }
 
 void

@@ -5,7 +5,10 @@
  * each record is sealed with AES-256-GCM (OpenSSL's libcrypto) under a
  * key drawn at random when the tier opens.  The key lives in a page of
  * its own, locked (mlock: never swapped) and left out of core dumps,
- * zeroed when the tier closes, and is never written anywhere.  A child
+ * zeroed when the tier closes, and is never written to a disk: a daemon
+ * whose store outlives it keeps a copy in that store's locked
+ * shared-memory segment, for a successor (keep.c), gone at the next
+ * boot.  A child
  * of fork() inherits the page but not its lock, so a daemon that forks
  * after the tier opens locks it again (seal_lock_key, from
  * store_start_background): without that, with lock-memory=no or a failed
@@ -15,7 +18,7 @@
  * on the heap, locked with the rest of the daemon's memory (lock-memory=
  * yes, the default) and cleansed when freed.  A restarted daemon has a new
  * key, so nothing from before it can be read back: not by it, not by
- * anyone who later reads the file or the disk.
+ * anyone who later reads the file or the disk after a reboot.
  *
  * Measured against libsodium's AES-256-GCM and XChaCha20-Poly1305
  * (bench/tier, doc/design.md): libcrypto's AES-GCM seals about 1.7 times
@@ -38,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SEAL_KEY_BYTES 32
 #define SEAL_NONCE_BYTES 12
 #define SEAL_TAG_BYTES 16
 
@@ -51,6 +55,15 @@ extern struct tier_seal *seal_create (const char **why);
  * fork() must again.  0 or -errno (mlock's: RLIMIT_MEMLOCK).
  */
 extern int seal_lock_key (struct tier_seal *seal);
+/* The key, copied out to OUT, and another taken in from KEY (a killed
+ * daemon's, kept for its successor: tier.h, tier_keep_state).  Both
+ * buffers must be locked memory.  seal_take_key returns false if the
+ * library failed.
+ */
+extern void seal_copy_key (const struct tier_seal *seal,
+                           unsigned char out[SEAL_KEY_BYTES]);
+extern bool seal_take_key (struct tier_seal *seal,
+                           const unsigned char key[SEAL_KEY_BYTES]);
 /* Zeroes the key and frees it; NULL-safe. */
 extern void seal_destroy (struct tier_seal *seal);
 

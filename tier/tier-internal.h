@@ -1,4 +1,5 @@
-/* cswap: what tier.c gives the cleaner (clean.c), and nobody else.
+/* cswap: what tier.c gives the cleaner (clean.c) and the keeper of its
+ * state (keep.c), and nobody else.
  *
  * Each of these takes tier->lock briefly, or none.  Lock order:
  * common/lock-order.h.
@@ -6,6 +7,7 @@
 #ifndef CSWAP_TIER_INTERNAL_H
 #define CSWAP_TIER_INTERNAL_H
 
+#include "record.h"
 #include "tier.h"
 
 /* Makes the batch the cleaner's, which may take the segments kept for it
@@ -40,5 +42,15 @@ struct tier_object {
 extern bool tier_segment_next (struct tier *tier, uint64_t segment,
                                void *buf, size_t fill, size_t *pos,
                                struct tier_object *object);
+
+/* keep.c's: the file, its segments, the record format; and where the
+ * segments' generations live from now on: GENERATION, which holds them
+ * already (KEEP_VALUES: a killed daemon's) or gets the tier's copied in.
+ */
+extern int tier_file (struct tier *tier);
+extern uint32_t tier_segment_count (struct tier *tier);
+extern struct record_format *tier_format (struct tier *tier);
+extern void tier_use_generations (struct tier *tier, uint32_t *generation,
+                                  bool keep_values);
 
 #endif /* CSWAP_TIER_INTERNAL_H */

@@ -60,12 +60,6 @@ struct segment {
   uint32_t live_bytes;          /* object bytes still referenced */
   uint32_t fill_bytes;          /* written so far (FREE: 0) */
   uint32_t bucket_prev, bucket_next;    /* FULL: its bucket's list */
-  /* Bumped each time the segment opens, kept while it is free: with the
-   * offset it names a record's place (record.h), so a place is written
-   * once a run.  It wraps after 2^32 reuses, 4 PiB written to one
-   * segment.
-   */
-  uint32_t generation;
   enum segment_state state;
   bool backed;                  /* the filesystem has blocks for all of it */
 };
@@ -84,6 +78,13 @@ struct tier {
 
   pthread_mutex_t lock;
   struct segment *segment;      /* protected by lock */
+  /* Each segment's generation, protected by lock: bumped each time the
+   * segment opens, kept while it is free; with the offset it names a
+   * record's place (record.h), so a place is written once.  It wraps
+   * after 2^32 reuses, 4 PiB written to one segment.  In the tier's own
+   * memory, or in memory that outlives the process (tier_keep_state).
+   */
+  uint32_t *generation, *own_generation;
   /* Free segments, protected by lock, in two stacks: READY ones are
    * backed (a block device, a preallocated file, or fallocated when a
    * thin file first needed them); FRESH ones are parts of a thin file
@@ -250,9 +251,12 @@ tier_open (const struct tier_config *config, const char **why)
   (void) dio_warm (tier->fd);
   tier->segments = tier->size_bytes / TIER_SEGMENT_BYTES;
   tier->segment = calloc (tier->segments, sizeof *tier->segment);
+  tier->own_generation = calloc (tier->segments, sizeof *tier->own_generation);
+  tier->generation = tier->own_generation;
   tier->ready_stack = calloc (tier->segments, sizeof *tier->ready_stack);
   tier->fresh_stack = calloc (tier->segments, sizeof *tier->fresh_stack);
-  if (tier->segment == NULL || tier->ready_stack == NULL
+  if (tier->segment == NULL || tier->own_generation == NULL
+      || tier->ready_stack == NULL
       || tier->fresh_stack == NULL) {
     *why = "backing file: out of memory";
     tier_close (tier);
@@ -302,6 +306,7 @@ tier_close (struct tier *tier)
     pthread_mutex_destroy (&tier->lock);
   close (tier->fd);
   free (tier->segment);
+  free (tier->own_generation);
   free (tier->ready_stack);
   free (tier->fresh_stack);
   free (tier);
@@ -400,8 +405,7 @@ segment_release (struct tier *tier, uint32_t s)
 
   lock_assert_held (&tier->lock);
   tier->used_bytes -= seg->fill_bytes;
-  *seg = (struct segment) { .state = SEGMENT_FREE, .backed = seg->backed,
-                            .generation = seg->generation };
+  *seg = (struct segment) { .state = SEGMENT_FREE, .backed = seg->backed };
   if (seg->backed)
     tier->ready_stack[tier->ready_count++] = s;
   else
@@ -560,11 +564,11 @@ tier_batch_add (struct tier *tier, struct tier_batch *batch, uint32_t cookie,
       segment_close (tier, tier->open_segment);
     s = tier->ready_stack[--tier->ready_count];
     tier->segment[s].state = SEGMENT_OPEN;
-    tier->segment[s].generation++;
+    tier->generation[s]++;
     tier->open_segment = s;
   }
   struct segment *seg = &tier->segment[s];
-  uint32_t generation = seg->generation;
+  uint32_t generation = tier->generation[s];
   tier->used_bytes += pos + need - seg->fill_bytes;
   tier->live_bytes += need;
   seg->fill_bytes = pos + need;
@@ -699,7 +703,7 @@ uint32_t
 tier_generation (struct tier *tier, uint64_t offset)
 {
   lock_acquire (&tier->lock, LOCK_RANK_TIER);
-  uint32_t generation = tier->segment[offset / TIER_SEGMENT_BYTES].generation;
+  uint32_t generation = tier->generation[offset / TIER_SEGMENT_BYTES];
   lock_release (&tier->lock);
   return generation;
 }
@@ -766,6 +770,88 @@ tier_read (struct tier *tier, uint64_t offset, uint32_t length,
     return -EIO;
   }
   return r;
+}
+
+/* ------------------------------------------------------- adoption -- */
+
+int
+tier_file (struct tier *tier)
+{
+  return tier->fd;
+}
+
+uint32_t
+tier_segment_count (struct tier *tier)
+{
+  return tier->segments;
+}
+
+struct record_format *
+tier_format (struct tier *tier)
+{
+  return &tier->format;
+}
+
+void
+tier_use_generations (struct tier *tier, uint32_t *generation,
+                      bool keep_values)
+{
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
+  if (!keep_values)
+    memcpy (generation, tier->generation,
+            tier->segments * sizeof *generation);
+  tier->generation = generation;
+  lock_release (&tier->lock);
+}
+
+bool
+tier_adopt_object (struct tier *tier, uint64_t offset, uint32_t length)
+{
+  if (length == 0 || length > TIER_MAX_OBJECT_BYTES
+      || offset % TIER_OFFSET_UNIT)
+    return false;
+  uint32_t need = record_bytes (&tier->format, length);
+  uint64_t s = offset / TIER_SEGMENT_BYTES;
+  uint32_t in_segment = offset % TIER_SEGMENT_BYTES;
+
+  /* Where tier_batch_add never puts a record: not one of ours. */
+  if (s >= tier->segments || in_segment + need > TIER_SEGMENT_BYTES
+      || in_segment % TIER_BLOCK_BYTES + need > 2 * TIER_BLOCK_BYTES)
+    return false;
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
+  tier->segment[s].live_bytes += need;
+  tier->live_bytes += need;
+  lock_release (&tier->lock);
+  return true;
+}
+
+void
+tier_adopt_end (struct tier *tier)
+{
+  lock_acquire (&tier->lock, LOCK_RANK_TIER);
+  tier->ready_count = tier->fresh_count = 0;
+  /* Lowest segments on top, as tier_open stacks them. */
+  for (uint32_t k = 0; k < tier->segments; k++) {
+    uint32_t s = tier->segments - 1 - k;
+    struct segment *seg = &tier->segment[s];
+
+    if (seg->live_bytes) {
+      /* How far the killed daemon had filled it is not known past its
+       * live records (a batch may have been in flight): it is full, and
+       * free again once they are dead.
+       */
+      seg->state = SEGMENT_FULL;
+      seg->fill_bytes = TIER_SEGMENT_BYTES;
+      seg->backed = true;
+      tier->used_bytes += TIER_SEGMENT_BYTES;
+      bucket_insert (tier, s);
+    }
+    else if (seg->backed)
+      tier->ready_stack[tier->ready_count++] = s;
+    else
+      tier->fresh_stack[tier->fresh_count++] = s;
+  }
+  lock_release (&tier->lock);
 }
 
 int64_t

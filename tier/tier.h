@@ -11,12 +11,14 @@
  *   ring.c     the io_uring ring: a batch's writes, recovery from errors
  *   record.c   an object's bytes on disk: head, seal or checksum
  *   seal.c     AES-256-GCM under a key that exists only in locked memory
+ *   keep.c     what a successor needs to read the records (below)
  *   io-ops.c   the system calls, as a table; io-fault.c a test program's
  *              faults (linked into no installed program)
  *
  * On-disk format (a log, no superblock: the store's slot table is the
- * only index, and a restarted daemon starts from an empty device, with a
- * new key and run id, so it can read nothing of the old run):
+ * only index; a restarted daemon starts from an empty device, with a
+ * new key and run id, so it can read nothing of the old run, unless it
+ * takes over a killed daemon's store, whose state says how: keep.c):
  *
  *   file   = segments of TIER_SEGMENT_BYTES (1 MiB), filled sequentially
  *   object = a record (record.h): sealed (backing-encrypt=yes, the
@@ -93,6 +95,35 @@ extern void tier_close (struct tier *tier);
  * it in the child.  NULL-safe; 0 or -errno.
  */
 extern int tier_lock_key (struct tier *tier);
+
+/* Keeping the tier for a successor (keep.c).  A daemon whose store
+ * outlives it (store/store-segment.h) keeps there, too, what a successor
+ * needs to read the records of this tier: the file's identity and size,
+ * the run id, the sealing key, how many nonces are spent, and each
+ * segment's generation.  That memory is locked (SHM_LOCK), so the key
+ * is never swapped, and it is gone at the next boot, so the file stays
+ * unreadable after one.
+ *
+ * tier_state_bytes: how much.  tier_keep_state: from now on the tier
+ * keeps its state in STATE (tier_state_bytes long: zeros, or what a
+ * killed daemon left).  With ADOPT it first takes over the killed
+ * daemon's state, if STATE holds one for this very file (the same inode
+ * and size): its run id, key and nonce count, its generations, and its
+ * form (sealed or plain, whatever this daemon's configuration says).
+ * Returns 1 when it did: the records the killed daemon wrote are this
+ * tier's to read, and its owner names each one still live with
+ * tier_adopt_object (false: not a place the tier writes a record at),
+ * then calls tier_adopt_end.  Returns 0 when the tier starts afresh,
+ * with *WHY saying why a state was not taken (NULL: there was none),
+ * and -1 with errno and *WHY on failure (no key could be made).  Both
+ * before the first batch, from one thread.
+ */
+extern size_t tier_state_bytes (struct tier *tier);
+extern int tier_keep_state (struct tier *tier, void *state, bool adopt,
+                            const char **why);
+extern bool tier_adopt_object (struct tier *tier, uint64_t offset,
+                               uint32_t length);
+extern void tier_adopt_end (struct tier *tier);
 
 /* A batch of objects on their way to disk, in a preallocated aligned
  * buffer of MAX_OBJECTS objects; the caller holds it, the tier fills it.

@@ -93,8 +93,6 @@ print_features (void)
           features & UBLK_F_USER_RECOVERY_FAIL_IO ? "yes" : "no");
   printf ("ublk_recovery_mode=%s\n",
           ublk_recovery_mode (ublk_recovery_flags (features, true)));
-  printf ("ublk_recovery_mode_with_backing_file=%s\n",
-          ublk_recovery_mode (ublk_recovery_flags (features, false)));
   printf ("ublk_ioctl_encode=%s\n",
           features & UBLK_F_CMD_IOCTL_ENCODE ? "yes" : "no");
   ublk_control_close (control);
@@ -276,8 +274,7 @@ main (int argc, char *argv[])
    * recovery), and then a standby waits to take them over
    * (ublk-standby.h).
    */
-  persists = ublk_recovery_flags (ublk_control_features (control), true)
-             && cl.device.store.backing_path == NULL;
+  persists = ublk_recovery_flags (ublk_control_features (control), true);
   if (persists && !cl.recover && !cl.no_standby)
     standby = split_off_standby (&control, count, recover_ids, &report_fd);
   if (control == NULL)
@@ -384,7 +381,7 @@ main (int argc, char *argv[])
    * its header through the queues, so this comes before they stop.
    */
   ladder_shut (ladder);
-  ublk_leave_swap_for_recovery (devices, count, persists, has_standby);
+  ublk_leave_swap_for_recovery (devices, count, has_standby);
   if (listed)
     unlink (cl.device_list);
   deleted = end_devices (control, devices, count, queues);

@@ -33,8 +33,8 @@ waits_for_server (const struct ublk_dev_info *info)
 
 /* D's lost pages, taken over with store STORE: those of its window in
  * the store's lost map (store.h) where it persists, none (no map) when
- * none is; all of them where it does not (a store with a backing file,
- * new at each take-over).  0, or -1 with errno.
+ * none is; all of them where it does not (a store that does not
+ * persist, new at each take-over).  0, or -1 with errno.
  */
 static int
 lost_map (struct served_device *d, struct store *store)
@@ -169,6 +169,14 @@ ublk_say_adoption (struct store *store)
              "%llu lost\n", PROGRAM_NAME,
              (unsigned long long) adoption->pages,
              (unsigned long long) adoption->lost);
+  if (adoption->adopted && adoption->backing_adopted)
+    fprintf (stderr, "%s: %llu of them on the backing file, whose records "
+             "it reads as the killed daemon did\n", PROGRAM_NAME,
+             (unsigned long long) adoption->backing_pages);
+  else if (adoption->adopted && adoption->backing_why)
+    fprintf (stderr, "%s: the killed daemon's pages on the backing file "
+             "are lost (read as EIO): %s\n", PROGRAM_NAME,
+             adoption->backing_why);
   if (adoption->adopted && adoption->kept_geometry[0])
     fprintf (stderr, "%s: with the store's own %s: it keeps the geometry "
              "it was made with; a store made new takes the configured "
@@ -195,7 +203,7 @@ ublk_resume_ladder (struct ladder *ladder)
 
 void
 ublk_leave_swap_for_recovery (const struct served_device *devices, int count,
-                              bool persists, bool has_standby)
+                              bool has_standby)
 {
   const char *swap = ublk_swap_device (devices, count);
   char ids[UBLK_MAX_WINDOWS * 12] = "";
@@ -220,9 +228,5 @@ ublk_leave_swap_for_recovery (const struct served_device *devices, int count,
            swap, ids, has_standby ? "the standby, now" : "`cswap up`, or "
            "`cswap-ublk --recover=", has_standby ? "" : ids,
            has_standby ? "" : "` with this daemon's options");
-  if (!persists)
-    fprintf (stderr, "%s: its store (with a backing file) ends with this "
-             "daemon: a read of a page swapped to them will fail with "
-             "EIO\n", PROGRAM_NAME);
   _exit (UBLK_EXIT_LEFT_FOR_RECOVERY);
 }

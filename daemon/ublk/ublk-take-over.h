@@ -8,8 +8,9 @@
  * new ones.  The store outlives it too (store-segment.h: its memory is a
  * locked System V segment, found by the first device's number), and the
  * new daemon adopts it: every page the kernel was told is written reads
- * back as it was.  Where it cannot (a store with a backing file, which
- * does not persist; a segment gone or made by another configuration),
+ * back as it was, those on its backing file too (tier.h,
+ * tier_keep_state).  Where it cannot (a segment gone or made by another
+ * configuration; a backing file that is not the one it wrote to),
  * its store is new and empty, and every page of a device taken over
  * starts lost: a read of one fails with EIO until the kernel writes,
  * discards or zeroes it (lost-pages.h; doc/design.md, "ublk").
@@ -70,6 +71,6 @@ extern void ublk_resume_ladder (struct ladder *ladder);
  */
 extern void
 ublk_leave_swap_for_recovery (const struct served_device *devices, int count,
-                              bool persists, bool has_standby);
+                              bool has_standby);
 
 #endif /* CSWAP_UBLK_TAKE_OVER_H */
