@@ -169,6 +169,28 @@ existing_file_problem (const struct stat *st)
   return reason;
 }
 
+/* Locks FD's file for this process alone: 0, or -1 while another has it
+ * after FLOCK_WAIT_MS.  A daemon killed with writes in flight keeps its
+ * lock after it is reaped, until the kernel has torn its io_uring ring
+ * down (io_uring's exit work, asynchronous): its successor, taking its
+ * store over at once, waits for that rather than failing (seen in
+ * test-persist-backing: one take-over in a dozen).
+ */
+#define FLOCK_WAIT_MS 5000
+#define FLOCK_RETRY_MS 20
+
+static int
+lock_file (int fd)
+{
+  for (unsigned waited = 0;; waited += FLOCK_RETRY_MS) {
+    if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+      return 0;
+    if (errno != EWOULDBLOCK || waited >= FLOCK_WAIT_MS)
+      return -1;
+    usleep (FLOCK_RETRY_MS * 1000);
+  }
+}
+
 /* Opens and sizes the file; *THIN: a regular file left unallocated. */
 static int
 open_backing (const struct tier_config *config, uint64_t *size_bytes,
@@ -189,7 +211,7 @@ open_backing (const struct tier_config *config, uint64_t *size_bytes,
                       : strerror (e), e);
   }
   /* One store per file: a second daemon would overwrite live objects. */
-  if (flock (fd, LOCK_EX | LOCK_NB) == -1)
+  if (lock_file (fd) == -1)
     return open_fail (fd, why, "in use by another process (flock)", EBUSY);
   if (fstat (fd, &st) == -1)
     return open_fail (fd, why, strerror (errno), errno);

@@ -19,9 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "killed-writers.h"
 #include "page.h"
 #include "pagefile.h"
 #include "store.h"
@@ -40,62 +39,16 @@
 
 #define DEVICE_PAGES 4096       /* 16 MiB */
 #define BACKING_BYTES (6u << 20) /* 6 segments: the cleaner has work */
-#define WRITER_THREADS 2
-#define MAX_PAGES_PER_WRITE 4
 #define MAGIC_SEALED 0xc5abu    /* tier/record.c */
 
 static struct pagefile corpus;
 static uint32_t device;
 static unsigned generations = 12;
 static char backing_path[256], backing_moved[300];
-/* A page's last answered contents: 0 zeros, else the seed they are made
- * from; UNKNOWN after a write refused (ENOSPC), which may have stored
- * some of its pages, as the kernel knows (it never reads such a slot).
- */
 static uint64_t reference[DEVICE_PAGES];
-#define UNKNOWN UINT64_MAX
-
-enum step { STEP_BEGIN, STEP_DONE, STEP_REFUSED };
-enum op { OP_WRITE, OP_ZERO };
-struct report {
-  uint8_t step, op, thread, pages;
-  uint32_t first;
-  uint64_t seed;
+static struct kw_model model = {
+  .corpus = &corpus, .pages = DEVICE_PAGES, .reference = reference,
 };
-
-static uint64_t
-next (uint64_t *state)
-{
-  *state ^= *state >> 12;
-  *state ^= *state << 25;
-  *state ^= *state >> 27;
-  return *state * 2685821657736338717ull;
-}
-
-/* Corpus pages mostly; some noise that does not compress (written back
- * only with "huge"), some same-filled (never written back).
- */
-static void
-page_contents (uint64_t seed, unsigned char *page)
-{
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull | 1;
-  unsigned kind = next (&state) % 8;
-
-  if (kind == 0) {
-    uint64_t value = next (&state);
-    for (size_t i = 0; i < CSWAP_PAGE_SIZE; i += 8)
-      memcpy (page + i, &value, 8);
-  }
-  else if (kind == 1)
-    for (size_t i = 0; i < CSWAP_PAGE_SIZE; i += 8) {
-      uint64_t v = next (&state);
-      memcpy (page + i, &v, 8);
-    }
-  else
-    memcpy (page, pagefile_page (&corpus, next (&state) % corpus.pages),
-            CSWAP_PAGE_SIZE);
-}
-
 static struct store_config
 config_for (enum store_persistence persistence, bool in_clear)
 {
@@ -122,58 +75,6 @@ open_store (enum store_persistence persistence, bool in_clear)
 
 /* ------------------------------------------------------- the child -- */
 
-struct writer {
-  struct store *store;
-  int report_fd;
-  unsigned thread;
-  uint64_t rng;
-};
-
-static void
-tell (int fd, const struct report *r)
-{
-  if (write (fd, r, sizeof *r) != sizeof *r)
-    _exit (3);
-}
-
-static void *
-writer_thread (void *arg)
-{
-  struct writer *w = arg;
-  static const unsigned blocks = DEVICE_PAGES / MAX_PAGES_PER_WRITE;
-  unsigned char buf[MAX_PAGES_PER_WRITE * CSWAP_PAGE_SIZE];
-
-  for (;;) {
-    unsigned block = next (&w->rng) % (blocks / WRITER_THREADS)
-      * WRITER_THREADS + w->thread;
-    struct report r = {
-      .step = STEP_BEGIN, .op = next (&w->rng) % 8 ? OP_WRITE : OP_ZERO,
-      .thread = w->thread, .pages = 1 + next (&w->rng) % MAX_PAGES_PER_WRITE,
-      .first = block * MAX_PAGES_PER_WRITE, .seed = next (&w->rng) | 1,
-    };
-    int e;
-
-    tell (w->report_fd, &r);
-    if (r.op == OP_WRITE) {
-      for (unsigned i = 0; i < r.pages; i++)
-        page_contents (r.seed + i, buf + (size_t) i * CSWAP_PAGE_SIZE);
-      e = store_write (w->store, buf, (uint64_t) r.pages * CSWAP_PAGE_SIZE,
-                       (uint64_t) r.first * CSWAP_PAGE_SIZE);
-    }
-    else
-      e = store_zero (w->store, (uint64_t) r.pages * CSWAP_PAGE_SIZE,
-                      (uint64_t) r.first * CSWAP_PAGE_SIZE);
-    /* A full pool and file refuse a write (ENOSPC): not answered, and
-     * the page keeps what it held; told as not done.
-     */
-    if (e && e != -ENOSPC)
-      _exit (4);
-    r.step = e ? STEP_REFUSED : STEP_DONE;
-    tell (w->report_fd, &r);
-  }
-  return NULL;
-}
-
 /* A sweep without a pause: pages go to the file while they are written,
  * read and zeroed.
  */
@@ -188,138 +89,33 @@ sweep_thread (void *arg)
   return NULL;
 }
 
-static void __attribute__ ((noreturn))
-child (int report_fd, enum store_persistence persistence, bool in_clear,
-       uint64_t seed)
-{
-  struct store *store = open_store (persistence, in_clear);
-  struct writer writers[WRITER_THREADS];
-  pthread_t thread;
+struct generation {
+  enum store_persistence persistence;
+  bool in_clear;
+  uint64_t seed;
+};
 
-  if (store == NULL || store_start_background (store))
-    _exit (2);
-  for (unsigned t = 0; t < WRITER_THREADS; t++) {
-    writers[t] = (struct writer) { .store = store, .report_fd = report_fd,
-                                   .thread = t, .rng = seed + t };
-    pthread_create (&thread, NULL, writer_thread, &writers[t]);
-  }
-  pthread_create (&thread, NULL, sweep_thread, store);
-  for (;;)
-    pause ();
+static void
+child (int report_fd, void *arg)
+{
+  const struct generation *g = arg;
+
+  kw_serve (open_store (g->persistence, g->in_clear), DEVICE_PAGES, &corpus,
+            report_fd, g->seed, sweep_thread);
 }
 
 /* ------------------------------------------------------ the parent -- */
-
-static struct report pending[WRITER_THREADS];
-static bool has_pending[WRITER_THREADS];
-
-static void
-take_report (const struct report *r)
-{
-  if (r->step == STEP_BEGIN) {
-    pending[r->thread] = *r;
-    has_pending[r->thread] = true;
-    return;
-  }
-  has_pending[r->thread] = false;
-  for (unsigned i = 0; i < r->pages; i++)
-    reference[r->first + i] = r->step == STEP_REFUSED ? UNKNOWN
-      : r->op == OP_WRITE ? r->seed + i : 0;
-}
-
-static uint64_t
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 run_generation (enum store_persistence persistence, bool in_clear,
                 uint64_t seed, unsigned run_ms)
 {
-  int fds[2];
-  pid_t pid;
-  struct report r;
-  int status;
+  struct generation g = { persistence, in_clear, seed };
+  int status = kw_run (&model, child, &g, run_ms);
 
-  if (pipe (fds))
-    tap_bail_out ("pipe: %m");
-  pid = fork ();
-  if (pid == 0) {
-    close (fds[0]);
-    child (fds[1], persistence, in_clear, seed);
-  }
-  close (fds[1]);
-  for (uint64_t end = now_ms () + run_ms; now_ms () < end;) {
-    struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-
-    if (poll (&pfd, 1, 10) == 1 && read (fds[0], &r, sizeof r) == sizeof r)
-      take_report (&r);
-  }
-  kill (pid, SIGKILL);
-  waitpid (pid, &status, 0);
-  while (read (fds[0], &r, sizeof r) == sizeof r)
-    take_report (&r);
-  close (fds[0]);
   if (!WIFSIGNALED (status))
     tap_bail_out ("the generation ended by itself (status %#x): could not "
                   "make its store", status);
-}
-
-/* What the dead generation began and did not answer, sent again (ublk's
- * REISSUE), until the store takes it.
- */
-static void
-reissue (struct store *store)
-{
-  unsigned char buf[MAX_PAGES_PER_WRITE * CSWAP_PAGE_SIZE];
-
-  for (unsigned t = 0; t < WRITER_THREADS; t++) {
-    struct report *r = &pending[t];
-    int e;
-
-    if (!has_pending[t])
-      continue;
-    if (r->op == OP_WRITE) {
-      for (unsigned i = 0; i < r->pages; i++)
-        page_contents (r->seed + i, buf + (size_t) i * CSWAP_PAGE_SIZE);
-      e = store_write (store, buf, (uint64_t) r->pages * CSWAP_PAGE_SIZE,
-                       (uint64_t) r->first * CSWAP_PAGE_SIZE);
-    }
-    else
-      e = store_zero (store, (uint64_t) r->pages * CSWAP_PAGE_SIZE,
-                      (uint64_t) r->first * CSWAP_PAGE_SIZE);
-    r->step = e ? STEP_REFUSED : STEP_DONE;
-    take_report (r);
-  }
-}
-
-static uint64_t
-wrong_pages (struct store *store)
-{
-  unsigned char got[CSWAP_PAGE_SIZE], want[CSWAP_PAGE_SIZE];
-  uint64_t wrong = 0;
-
-  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
-    if (reference[p] == UNKNOWN)
-      continue;
-    if (reference[p])
-      page_contents (reference[p], want);
-    else
-      memset (want, 0, sizeof want);
-    int e = store_read (store, got, CSWAP_PAGE_SIZE,
-                        (uint64_t) p * CSWAP_PAGE_SIZE);
-    if (e != 0 || memcmp (got, want, CSWAP_PAGE_SIZE) != 0) {
-      if (wrong < 5)
-        diag ("page %u: %s (seed %#llx)", p, e ? strerror (-e)
-              : "other bytes", (unsigned long long) reference[p]);
-      wrong++;
-    }
-  }
-  return wrong;
 }
 
 static void
@@ -342,10 +138,11 @@ adopt_and_check (unsigned generation, bool in_clear, bool keep)
       adoption ? (unsigned long long) adoption->pages : 0,
       adoption ? (unsigned long long) adoption->backing_pages : 0,
       adoption && adoption->backing_why ? adoption->backing_why : "");
-  reissue (store);
-  uint64_t wrong = wrong_pages (store);
+  kw_reissue (&model, store);
+  uint64_t written, wrong = kw_wrong_pages (&model, store, &written);
   ok (wrong == 0, "generation %u: every page reads as last answered "
-      "(%llu wrong)", generation, (unsigned long long) wrong);
+      "(%llu written, %llu wrong)", generation, (unsigned long long) written,
+      (unsigned long long) wrong);
   if (keep)
     store_keep_on_destroy (store);
   store_destroy (store);
@@ -573,28 +370,15 @@ remove_leftovers (void)
 int
 main (void)
 {
-  const char *path = getenv ("CSWAP_CORPUS");
-  const char *scale = getenv ("CSWAP_TEST_SCALE");
   const char *dir = getenv ("CSWAP_TIER_DIR");
-  uint64_t seed = (uint64_t) time (NULL) ^ (uint64_t) getpid () << 32;
-  struct store *probe;
+  uint64_t seed = kw_setup (&corpus, &generations, &device);
 
-  if (path == NULL || pagefile_load (path, &corpus) == -1)
-    tap_skip_all ("no corpus (set CSWAP_CORPUS)");
-  if (scale && atof (scale) < 1)
-    generations = 3;
-  device = 0x80000000u | (uint32_t) getpid ();
   snprintf (backing_path, sizeof backing_path,
             "%s/cswap-test-persist-backing.%d", dir ? dir : "/var/tmp",
             (int) getpid ());
   snprintf (backing_moved, sizeof backing_moved, "%s.moved", backing_path);
   atexit (remove_leftovers);
-  probe = open_store (STORE_SEGMENT_NEW, false);
-  if (probe == NULL && (errno == EPERM || errno == ENOMEM || errno == ENOSYS))
-    tap_skip_all ("no locked System V segment here (needs CAP_IPC_LOCK)");
-  if (probe == NULL)
-    tap_bail_out ("store_create: %s", store_create_error ());
-  store_destroy (probe);
+  kw_probe (open_store (STORE_SEGMENT_NEW, false));
   unlink (backing_path);
   diag ("seed %#llx", (unsigned long long) seed);
 

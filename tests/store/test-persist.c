@@ -17,7 +17,6 @@
  * is gone.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -30,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "killed-writers.h"
 #include "page.h"
 #include "rounding.h"
 #include "pagefile.h"
@@ -40,61 +40,15 @@
 #include "zsmalloc.h"
 
 #define DEVICE_PAGES 4096       /* 16 MiB: 8 slot chunks */
-#define WRITER_THREADS 2
-#define MAX_PAGES_PER_WRITE 4
 
 static struct pagefile corpus;
 /* The test's device number, clear of ublk's (below 2^20). */
 static uint32_t device;
 static unsigned generations = 16;
-
-/* What a page holds: 0 never written or zeroed; else the seed its
- * contents are made from (page_contents).
- */
 static uint64_t reference[DEVICE_PAGES];
-
-/* A request as the child tells it. */
-enum step { STEP_BEGIN, STEP_DONE };
-enum op { OP_WRITE, OP_ZERO };
-struct report {
-  uint8_t step, op, thread, pages;
-  uint32_t first;
-  uint64_t seed;                /* OP_WRITE: the first page's; +1 a page */
+static struct kw_model model = {
+  .corpus = &corpus, .pages = DEVICE_PAGES, .reference = reference,
 };
-
-/* xorshift64*, a state per thread: a run repeats from its seed. */
-static uint64_t
-next (uint64_t *state)
-{
-  *state ^= *state >> 12;
-  *state ^= *state << 25;
-  *state ^= *state >> 27;
-  return *state * 2685821657736338717ull;
-}
-
-/* The page SEED makes: corpus pages mostly, some same-filled (zeros
- * too), some noise that does not compress.
- */
-static void
-page_contents (uint64_t seed, unsigned char *page)
-{
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull | 1;
-  unsigned kind = next (&state) % 8;
-
-  if (kind == 0) {
-    uint64_t value = next (&state) % 2 ? 0 : next (&state);
-    for (size_t i = 0; i < CSWAP_PAGE_SIZE; i += 8)
-      memcpy (page + i, &value, 8);
-  }
-  else if (kind == 1)
-    for (size_t i = 0; i < CSWAP_PAGE_SIZE; i += 8) {
-      uint64_t v = next (&state);
-      memcpy (page + i, &v, 8);
-    }
-  else
-    memcpy (page, pagefile_page (&corpus, next (&state) % corpus.pages),
-            CSWAP_PAGE_SIZE);
-}
 
 static struct store *
 open_store (enum store_persistence persistence)
@@ -165,59 +119,6 @@ __wrap_zs_free (struct zs_pool *pool, zs_handle handle)
     raise (SIGKILL);
 }
 
-struct writer {
-  struct store *store;
-  int report_fd;
-  unsigned thread;
-  uint64_t rng;
-};
-
-static void
-tell (int fd, const struct report *r)
-{
-  if (write (fd, r, sizeof *r) != sizeof *r)
-    _exit (3);
-}
-
-/* Thread T writes the pages whose number is T modulo WRITER_THREADS'
- * blocks of MAX_PAGES_PER_WRITE: no two threads write one page, so each
- * page's last answered request is known.
- */
-static void *
-writer_thread (void *arg)
-{
-  struct writer *w = arg;
-  static const unsigned blocks = DEVICE_PAGES / MAX_PAGES_PER_WRITE;
-  unsigned char buf[MAX_PAGES_PER_WRITE * CSWAP_PAGE_SIZE];
-
-  for (;;) {
-    unsigned block = next (&w->rng) % (blocks / WRITER_THREADS)
-      * WRITER_THREADS + w->thread;
-    struct report r = {
-      .step = STEP_BEGIN, .op = next (&w->rng) % 8 ? OP_WRITE : OP_ZERO,
-      .thread = w->thread, .pages = 1 + next (&w->rng) % MAX_PAGES_PER_WRITE,
-      .first = block * MAX_PAGES_PER_WRITE, .seed = next (&w->rng) | 1,
-    };
-    int e;
-
-    tell (w->report_fd, &r);
-    if (r.op == OP_WRITE) {
-      for (unsigned i = 0; i < r.pages; i++)
-        page_contents (r.seed + i, buf + (size_t) i * CSWAP_PAGE_SIZE);
-      e = store_write (w->store, buf, (uint64_t) r.pages * CSWAP_PAGE_SIZE,
-                       (uint64_t) r.first * CSWAP_PAGE_SIZE);
-    }
-    else
-      e = store_zero (w->store, (uint64_t) r.pages * CSWAP_PAGE_SIZE,
-                      (uint64_t) r.first * CSWAP_PAGE_SIZE);
-    if (e)
-      _exit (4);
-    r.step = STEP_DONE;
-    tell (w->report_fd, &r);
-  }
-  return NULL;
-}
-
 static void *
 compact_thread (void *arg)
 {
@@ -229,150 +130,40 @@ compact_thread (void *arg)
   return NULL;
 }
 
-static void __attribute__ ((noreturn))
-child (int report_fd, enum store_persistence persistence, uint64_t seed)
+struct generation {
+  enum store_persistence persistence;
+  uint64_t seed;
+};
+
+static void
+child (int report_fd, void *arg)
 {
-  struct store *store = open_store (persistence);
+  const struct generation *g = arg;
 
   in_generation = true;
   /* Half the generations die at a free, the others when the parent
    * says.
    */
-  kill_after_frees = seed % 2 ? 200 + seed % 3000 : 0;
-  struct writer writers[WRITER_THREADS];
-  pthread_t thread;
-
-  if (store == NULL || store_start_background (store))
-    _exit (2);
-  for (unsigned t = 0; t < WRITER_THREADS; t++) {
-    writers[t] = (struct writer) { .store = store, .report_fd = report_fd,
-                                   .thread = t, .rng = seed + t };
-    pthread_create (&thread, NULL, writer_thread, &writers[t]);
-  }
-  pthread_create (&thread, NULL, compact_thread, store);
-  for (;;)
-    pause ();
+  kill_after_frees = g->seed % 2 ? 200 + g->seed % 3000 : 0;
+  kw_serve (open_store (g->persistence), DEVICE_PAGES, &corpus, report_fd,
+            g->seed, compact_thread);
 }
 
 /* ------------------------------------------------------ the parent -- */
-
-/* The requests each thread began and did not finish. */
-static struct report pending[WRITER_THREADS];
-static bool has_pending[WRITER_THREADS];
-static uint64_t answered;
-
-static void
-take_report (const struct report *r)
-{
-  if (r->step == STEP_BEGIN) {
-    pending[r->thread] = *r;
-    has_pending[r->thread] = true;
-    return;
-  }
-  has_pending[r->thread] = false;
-  answered++;
-  for (unsigned i = 0; i < r->pages; i++)
-    reference[r->first + i] = r->op == OP_WRITE ? r->seed + i : 0;
-}
-
-static uint64_t
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Runs a generation for about RUN_MS, kills it, reads what it told. */
 static void
 run_generation (enum store_persistence persistence, uint64_t seed,
                 unsigned run_ms)
 {
-  int fds[2];
-  pid_t pid;
-  struct report r;
-  int status;
-  uint64_t before = answered;
+  struct generation g = { persistence, seed };
+  uint64_t before = model.answered;
+  int status = kw_run (&model, child, &g, run_ms);
 
-  if (pipe (fds))
-    tap_bail_out ("pipe: %m");
-  pid = fork ();
-  if (pid == 0) {
-    close (fds[0]);
-    child (fds[1], persistence, seed);
-  }
-  close (fds[1]);
-  /* Read as it goes: a full pipe would stop the writers, and the kill
-   * would find them waiting instead of working.
-   */
-  for (uint64_t end = now_ms () + run_ms; now_ms () < end;) {
-    struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-
-    if (poll (&pfd, 1, 10) == 1 && read (fds[0], &r, sizeof r) == sizeof r)
-      take_report (&r);
-  }
-  kill (pid, SIGKILL);
-  waitpid (pid, &status, 0);
-  while (read (fds[0], &r, sizeof r) == sizeof r)
-    take_report (&r);
-  close (fds[0]);
   ok (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
       "generation killed while it worked (status %#x, %s), %llu requests "
       "answered", status, seed % 2 ? "at a free" : "at a time",
-      (unsigned long long) (answered - before));
-}
-
-/* Sends again what the dead generation began and did not answer. */
-static void
-reissue (struct store *store)
-{
-  unsigned char buf[MAX_PAGES_PER_WRITE * CSWAP_PAGE_SIZE];
-
-  for (unsigned t = 0; t < WRITER_THREADS; t++) {
-    struct report *r = &pending[t];
-
-    if (!has_pending[t])
-      continue;
-    if (r->op == OP_WRITE) {
-      for (unsigned i = 0; i < r->pages; i++)
-        page_contents (r->seed + i, buf + (size_t) i * CSWAP_PAGE_SIZE);
-      store_write (store, buf, (uint64_t) r->pages * CSWAP_PAGE_SIZE,
-                   (uint64_t) r->first * CSWAP_PAGE_SIZE);
-    }
-    else
-      store_zero (store, (uint64_t) r->pages * CSWAP_PAGE_SIZE,
-                  (uint64_t) r->first * CSWAP_PAGE_SIZE);
-    r->step = STEP_DONE;
-    take_report (r);
-  }
-}
-
-/* Every page reads as the reference says: the count of those that do not. */
-static uint64_t
-wrong_pages (struct store *store, uint64_t *written)
-{
-  unsigned char got[CSWAP_PAGE_SIZE], want[CSWAP_PAGE_SIZE];
-  uint64_t wrong = 0;
-
-  *written = 0;
-  for (unsigned p = 0; p < DEVICE_PAGES; p++) {
-    if (reference[p]) {
-      page_contents (reference[p], want);
-      (*written)++;
-    }
-    else
-      memset (want, 0, sizeof want);
-    if (store_read (store, got, CSWAP_PAGE_SIZE,
-                    (uint64_t) p * CSWAP_PAGE_SIZE) != 0
-        || memcmp (got, want, CSWAP_PAGE_SIZE) != 0) {
-      if (wrong < 5)
-        diag ("page %u: not as written (seed %#llx)", p,
-              (unsigned long long) reference[p]);
-      wrong++;
-    }
-  }
-  return wrong;
+      (unsigned long long) (model.answered - before));
 }
 
 /* Adopts the dead generation's store, checks it, and leaves it for the
@@ -393,8 +184,8 @@ adopt_and_check (unsigned generation, bool keep)
   ok (adoption && adoption->adopted && adoption->lost == 0,
       "generation %u: the killed store is adopted (%llu pages), none lost",
       generation, adoption ? (unsigned long long) adoption->pages : 0);
-  reissue (store);
-  wrong = wrong_pages (store, &written);
+  kw_reissue (&model, store);
+  wrong = kw_wrong_pages (&model, store, &written);
   ok (wrong == 0, "generation %u: every page reads as last answered "
       "(%llu written, %llu wrong)", generation, (unsigned long long) written,
       (unsigned long long) wrong);
@@ -432,7 +223,7 @@ test_torn_slot (void)
   unsigned char *base;
   int shmid;
 
-  page_contents (2, page);      /* a corpus page: it compresses */
+  kw_page (&corpus, 2, page);      /* a corpus page: it compresses */
   store_set_codec (store, &lz4);
   store_write (store, page, CSWAP_PAGE_SIZE, (uint64_t) slot * CSWAP_PAGE_SIZE);
   shmid = device_segment (NULL);
@@ -515,7 +306,7 @@ test_other_configuration (void)
   const struct store_adoption *adoption;
   const char *error;
 
-  page_contents (2, page);
+  kw_page (&corpus, 2, page);
   store_write (store, page, CSWAP_PAGE_SIZE, 0);
   store_keep_on_destroy (store);
   store_destroy (store);
@@ -576,7 +367,7 @@ test_lost_stays_lost (void)
       "taken over with no segment: every page is lost in the new segment "
       "(%llu of %llu)", (unsigned long long) set, (unsigned long long) pages);
   /* The front end clears a page's bit once written (lost-pages.h). */
-  page_contents (2, page);
+  kw_page (&corpus, 2, page);
   store_write (store, page, CSWAP_PAGE_SIZE, 7 * CSWAP_PAGE_SIZE);
   if (map)
     map[0] &= ~(UINT64_C (1) << 7);
@@ -638,24 +429,11 @@ remove_stale_segments (void)
 int
 main (void)
 {
-  const char *path = getenv ("CSWAP_CORPUS");
-  const char *scale = getenv ("CSWAP_TEST_SCALE");
-  uint64_t seed = (uint64_t) time (NULL) ^ (uint64_t) getpid () << 32;
-  struct store *probe;
+  uint64_t seed = kw_setup (&corpus, &generations, &device);
 
-  if (path == NULL || pagefile_load (path, &corpus) == -1)
-    tap_skip_all ("no corpus (set CSWAP_CORPUS)");
-  if (scale && atof (scale) < 1)
-    generations = 3;
-  device = 0x80000000u | (uint32_t) getpid ();
   remove_stale_segments ();
   atexit (remove_segment);
-  probe = open_store (STORE_SEGMENT_NEW);
-  if (probe == NULL && (errno == EPERM || errno == ENOMEM || errno == ENOSYS))
-    tap_skip_all ("no locked System V segment here (needs CAP_IPC_LOCK)");
-  if (probe == NULL)
-    tap_bail_out ("store_create: %s", store_create_error ());
-  store_destroy (probe);
+  kw_probe (open_store (STORE_SEGMENT_NEW));
   ok (device_segment (NULL) == -1, "a store stopped cleanly removes its segment");
   diag ("seed %#llx", (unsigned long long) seed);
   test_torn_slot ();
