@@ -27,6 +27,17 @@ const char options_default_size[] = "min(ram / 2, 4096)";
  */
 const char options_default_reserve[] = "min(ram / 64, 8)";
 
+/* With a backing file and no pool-limit=, the pool is held to a fifth of
+ * the RAM, zswap's max_pool_percent: past it cold pages go to the file
+ * (writeback-room.c) instead of the pool growing until the machine is
+ * out of memory with an empty file beside it (issue 63: a 256 MiB VM
+ * OOM-killed, the pool at 156 MiB, 0 bytes written).  zswap's figure, so
+ * that the two hold the same memory for the same work, and 80% of the RAM
+ * stays with the programs.  Without a backing file there is no default:
+ * a limit then only refuses writes.
+ */
+const char options_default_pool_limit[] = "ram / 5";
+
 const char options_help[] = CSWAP_OPTIONS_HELP;
 
 void
@@ -110,8 +121,10 @@ options_set (struct cswap_options *options, const char *key,
       options->level_given = true;
     }
   }
-  else if (strcmp (key, "pool-limit") == 0)
-    parse_pool_limit (value, &c->pool_limit_bytes, &reason);
+  else if (strcmp (key, "pool-limit") == 0) {
+    if (parse_pool_limit (value, &c->pool_limit_bytes, &reason) == 0)
+      options->pool_limit_given = true;
+  }
   else if (strcmp (key, "huge-threshold") == 0) {
     if (parse_int64 (value, 1, CSWAP_PAGE_SIZE, &number, &reason) == 0)
       c->huge_threshold_bytes = number;
@@ -121,7 +134,10 @@ options_set (struct cswap_options *options, const char *key,
       c->max_pages_per_zspage = number;
   }
   else if (strcmp (key, "backing") == 0) {
-    if (value[0] == '\0' || strlen (value) >= sizeof options->backing_path)
+    /* none: no backing file, and `cswap up` chooses none either. */
+    if (strcmp (value, "none") == 0)
+      c->backing_path = NULL;
+    else if (value[0] == '\0' || strlen (value) >= sizeof options->backing_path)
       reason = "the path must be 1..4095 bytes";
     else {
       strcpy (options->backing_path, value);
@@ -220,6 +236,13 @@ options_finish (struct cswap_options *options, const char **why)
   if (!options->reserve_given
       && options_set (options, "reserve", options_default_reserve, why) == -1)
     return -1;
+  if (options->store.backing_path && !options->pool_limit_given) {
+    if (options_set (options, "pool-limit", options_default_pool_limit, why)
+        == -1)
+      return -1;
+    options->pool_limit_given = false;
+    options->store.pool_limit_default = true;
+  }
   if (codec_check_level (codec->id, codec->level, &min, &max)) {
     if (min == max)
       snprintf (why_buffer, sizeof why_buffer, "level=%d: %s takes no level",

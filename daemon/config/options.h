@@ -28,6 +28,8 @@ struct cswap_options {
   struct store_config store;
   bool level_given;
   bool reserve_given;           /* else options_default_reserve */
+  bool pool_limit_given;        /* else, with a backing file,
+                                   options_default_pool_limit */
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
   bool lock_memory;             /* memory-safety.h, after any fork */
@@ -47,6 +49,8 @@ extern void options_print_help (void);
 extern const char options_default_size[];
 /* The reserve without a reserve=: an expression of the RAM too. */
 extern const char options_default_reserve[];
+/* The pool limit with a backing= and no pool-limit=: of the RAM too. */
+extern const char options_default_pool_limit[];
 
 extern void options_init (struct cswap_options *options);
 
@@ -56,7 +60,8 @@ extern void options_init (struct cswap_options *options);
 extern int options_set (struct cswap_options *options, const char *key,
                         const char *value, const char **why);
 /* Checks the options as a whole (the level fits the codec), and sets the
- * default size and reserve where none was given.
+ * default size and reserve where none was given, and with a backing file
+ * the default pool limit (store.pool_limit_default says it is one).
  */
 extern int options_finish (struct cswap_options *options, const char **why);
 
