@@ -9,7 +9,8 @@
 # Reads the service keys from $merged_config, cswap-fuse's listing of
 # $config and its drop-ins: frontend, priority, mountpoint, the ladder's
 # (ladder-step, ladder-online, ladder-headroom, ladder-floor), the machine settings,
-# ctl, the control socket, and the remote device's (remote, remote-*).
+# ctl, the control socket, the remote device's (remote, remote-*), and
+# backing and backing-size (backing.sh chooses a file where none is named).
 read_config ()
 {
   local line key value
@@ -19,7 +20,7 @@ read_config ()
   halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
   remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
-  remote_tlshostname=
+  remote_tlshostname= backing= backing_size=
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
     uncommented "$line"
@@ -42,6 +43,8 @@ read_config ()
       page-cluster) page_cluster=$value ;;
       zswap) zswap=$value ;;
       ctl) socket=$value ;;
+      backing) backing=$value ;;
+      backing-size) backing_size=$value ;;
       remote|remote-port|remote-export|remote-connections|remote-timeout|remote-persist|remote-certfile|remote-keyfile|remote-cacertfile|remote-tlshostname)
         printf -v "${key//-/_}" '%s' "$value" ;;
     esac

@@ -40,6 +40,8 @@ require_cmd losetup mkswap swapon swapoff fusermount3 python3 jq
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 export CSWAPCTL=$CSWAP_BUILD_ROOT/control/cswapctl
 export CSWAP_STATE_DIR=$CLEANUP_DIR/state
+# The default backing file there, not in the machine's /var/lib/cswap.
+export CSWAP_BACKING_DIR=$CLEANUP_DIR/lib
 cswap=(bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$CLEANUP_DIR/cswap.conf")
 ctl=("$CSWAPCTL" --socket "$CSWAP_STATE_DIR/cswap.sock")
 mnt=$CSWAP_STATE_DIR/mnt
