@@ -75,6 +75,7 @@ backing_choose ()
     none) backing_why="none: backing = none in $config"; return 0 ;;
     ?*) backing_path=$backing backing_why="backing = $backing in $config"; return 0 ;;
   esac
+  # shellcheck disable=SC2174  # 0700 is for the deepest, our own directory
   if [[ ! -d $dir ]] && ! mkdir -p -m 0700 "$dir" 2>/dev/null; then
     backing_why="none: cannot make $dir"
     return 0

@@ -20,7 +20,7 @@ read_config ()
   halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
   remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
-  remote_tlshostname= backing= backing_size=
+  remote_tlshostname='' backing='' backing_size=''
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
     uncommented "$line"
