@@ -123,6 +123,9 @@ config_origins_print (FILE *out, const struct config_origins *origins,
     print_amount (out, store->pool_limit_bytes);
     fputc ('\n', out);
   }
+  if (options->writeback_limit_default)
+    fprintf (out, "writeback-limit = %s  # default with a backing file\n",
+             options_default_writeback_limit);
   for (size_t i = 0; i < origins->count; i++) {
     const struct config_origin *origin = &origins->keys[i];
 

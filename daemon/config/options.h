@@ -30,6 +30,9 @@ struct cswap_options {
   bool reserve_given;           /* else options_default_reserve */
   bool pool_limit_given;        /* else, with a backing file,
                                    options_default_pool_limit */
+  bool writeback_limit_given;   /* else, with a backing file,
+                                   options_default_writeback_limit */
+  bool writeback_limit_default; /* options_finish set it so */
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
   bool lock_memory;             /* memory-safety.h, after any fork */
@@ -51,6 +54,8 @@ extern const char options_default_size[];
 extern const char options_default_reserve[];
 /* The pool limit with a backing= and no pool-limit=: of the RAM too. */
 extern const char options_default_pool_limit[];
+/* The writeback budget with a backing= and no writeback-limit=. */
+extern const char options_default_writeback_limit[];
 
 extern void options_init (struct cswap_options *options);
 
@@ -61,7 +66,8 @@ extern int options_set (struct cswap_options *options, const char *key,
                         const char *value, const char **why);
 /* Checks the options as a whole (the level fits the codec), and sets the
  * default size and reserve where none was given, and with a backing file
- * the default pool limit (store.pool_limit_default says it is one).
+ * the default pool limit (store.pool_limit_default says it is one) and
+ * writeback budget (writeback_limit_default).
  */
 extern int options_finish (struct cswap_options *options, const char **why);
 

@@ -6,6 +6,8 @@
  * limited to a fifth of the RAM, and the options say it is the default;
  * a pool-limit= given (0, none, included) is kept, and without a backing
  * file there is no limit (issue 63).  backing=none is no backing file.
+ * The writeback budget likewise: 16 GiB a day with a backing file and no
+ * writeback-limit=, as given otherwise.
  * The RAM is CSWAP_TEST_RAM_MIB's.
  */
 #include <inttypes.h>
@@ -113,6 +115,45 @@ pool_limit_defaults (void)
                      250 * MIB, false);
 }
 
+/* The writeback budget options_finish leaves with PAIRS, or UINT64_MAX. */
+static uint64_t
+writeback_limit_with (const char *const *pairs, bool *by_default)
+{
+  struct cswap_options options;
+  const char *why = NULL;
+
+  setenv ("CSWAP_TEST_RAM_MIB", "210", 1);
+  options_init (&options);
+  for (; pairs[0]; pairs += 2)
+    if (options_set (&options, pairs[0], pairs[1], &why) == -1)
+      return UINT64_MAX;
+  if (options_finish (&options, &why) == -1)
+    return UINT64_MAX;
+  *by_default = options.writeback_limit_default;
+  return options.store.writeback_budget.limit_bytes_per_day;
+}
+
+static void
+writeback_limit_defaults (void)
+{
+  static const char *const backing[] = { "backing", "/x/backing", NULL };
+  static const char *const none[] = { NULL };
+  static const char *const zero[] = {
+    "backing", "/x/backing", "writeback-limit", "0", NULL };
+  static const char *const given[] = {
+    "writeback-limit", "1G", "backing", "/x/backing", NULL };
+  bool by_default = false;
+
+  ok (writeback_limit_with (backing, &by_default) == 16 * 1024 * MIB
+      && by_default, "a backing file: writeback-limit 16 GiB a day, the default");
+  ok (writeback_limit_with (none, &by_default) == 0 && !by_default,
+      "no backing file: no writeback budget");
+  ok (writeback_limit_with (zero, &by_default) == 0 && !by_default,
+      "writeback-limit=0: none, as given");
+  ok (writeback_limit_with (given, &by_default) == 1024 * MIB && !by_default,
+      "writeback-limit=1G: kept");
+}
+
 int
 main (void)
 {
@@ -129,5 +170,6 @@ main (void)
   expect ("2048", "min(ram / 128, 4)", 4 * MIB);
   ok (reserve_with ("107", "8X") == UINT64_MAX, "reserve=8X is refused");
   pool_limit_defaults ();
+  writeback_limit_defaults ();
   return tap_done ();
 }
