@@ -2,10 +2,12 @@
  *
  * Entry points, at the top of this file, and what they call below:
  *
- *   store_read    for_each_page > page_op > read_page > load_contents:
- *                 memory (decode_page), or disk: read_cold (tier_fetch,
- *                 tier_generation, tier_check_fetched), then
- *                 finish_tiered_read (slot_promote)
+ *   store_read    for_each_page (cold_read_ahead_start: a request's cold
+ *                 pages in one disk read) > page_op > read_page >
+ *                 load_contents: memory (decode_page), or disk: read_cold
+ *                 (cold_read_ahead_take or tier_fetch, tier_generation,
+ *                 tier_check_fetched), then finish_tiered_read
+ *                 (slot_promote)
  *   store_write   for_each_page_reclaim > page_op > write_page:
  *                 prepare_deferred or prepare_page, then write_with_room >
  *                 try_install > install_page > claim_slot, store_object
@@ -416,8 +418,9 @@ finish_tiered_read (struct store *store, uint64_t slot,
  * disk into OBJECT (C->length bytes).  Called with the slot's lock held,
  * and returns with it held.  With DROP_LOCK the lock is dropped across
  * the disk read, so a cold read does not stall its stripe (the whole-page
- * read); without, it is held throughout (a partial write's
- * read-modify-write).  Returns 0, a negative errno (counted), or
+ * read), and the blocks are taken from AHEAD where its request's
+ * read-ahead fetched them (cold-read-ahead.h; checked as any); without,
+ * it is held throughout (a partial write's read-modify-write).  Returns 0, a negative errno (counted), or
  * LOOK_AGAIN: the slot changed while its lock was dropped (rewritten,
  * trimmed, promoted or moved by the cleaner), so the caller reads what
  * it holds now.
@@ -440,7 +443,7 @@ finish_tiered_read (struct store *store, uint64_t slot,
 
 static int
 read_cold (struct store *store, uint64_t slot, const struct slot_contents *c,
-           bool drop_lock, void *object)
+           bool drop_lock, const struct cold_read_ahead *ahead, void *object)
 {
   struct slot_state *ss = &store->slots;
   uint32_t generation;
@@ -450,7 +453,9 @@ read_cold (struct store *store, uint64_t slot, const struct slot_contents *c,
     struct tier_record_buf fetched;
 
     slot_unlock (ss, slot);
-    r = tier_fetch (ss->tier, c->tier_offset, c->length, &fetched);
+    if (!cold_read_ahead_take (ahead, ss->tier, c->tier_offset, c->length,
+                               &fetched))
+      r = tier_fetch (ss->tier, c->tier_offset, c->length, &fetched);
     slot_lock (ss, slot);
     if (!slot_unchanged (ss, slot, c))
       return LOOK_AGAIN;
@@ -476,7 +481,8 @@ read_cold (struct store *store, uint64_t slot, const struct slot_contents *c,
  */
 static int
 load_contents (struct store *store, uint64_t slot,
-               const struct slot_contents *c, bool drop_lock, void *page)
+               const struct slot_contents *c, bool drop_lock,
+               const struct cold_read_ahead *ahead, void *page)
 {
   switch (c->type) {
   case SLOT_ABSENT:
@@ -490,7 +496,7 @@ load_contents (struct store *store, uint64_t slot,
     return decode_page (store, c->codec, c->object, c->length, page);
   case SLOT_TIERED: {
     unsigned char object[CSWAP_PAGE_SIZE];
-    int r = read_cold (store, slot, c, drop_lock, object);
+    int r = read_cold (store, slot, c, drop_lock, ahead, object);
     return r ? r : finish_tiered_read (store, slot, c, object, page);
   }
   }
@@ -503,7 +509,8 @@ load_contents (struct store *store, uint64_t slot,
  * there: writeback-reads.c).
  */
 static int
-read_page (struct store *store, uint64_t slot, void *page)
+read_page (struct store *store, uint64_t slot,
+           const struct cold_read_ahead *ahead, void *page)
 {
   struct slot_state *ss = &store->slots;
   struct slot_contents c;
@@ -515,7 +522,7 @@ read_page (struct store *store, uint64_t slot, void *page)
     bool noting = c.type != SLOT_TIERED
                   && writeback_keeps_reads (store->writeback);
     bool was_marked = noting && slot_read_marked (ss, slot);
-    r = load_contents (store, slot, &c, true, page);
+    r = load_contents (store, slot, &c, true, ahead, page);
     if (r == 0 && noting)
       writeback_note_read (store->writeback, slot, was_marked);
     slot_unlock (ss, slot);
@@ -622,7 +629,7 @@ try_modify (struct store *store, uint64_t slot, void *arg,
   slot_get (&store->slots, slot, &c);
   if (part->src == NULL && c.type == SLOT_ABSENT)
     r = 0;
-  else if ((r = load_contents (store, slot, &c, false, page)) == 0) {
+  else if ((r = load_contents (store, slot, &c, false, NULL, page)) == 0) {
     if (part->src)
       memcpy (page + part->offset, part->src, part->count);
     else
@@ -675,16 +682,17 @@ count_page_op (struct store *store, enum store_op op, uint64_t slot)
  */
 static int
 page_op (struct store *store, enum store_op op, unsigned char *buf,
-         uint64_t slot, uint32_t in_page, uint32_t n)
+         uint64_t slot, uint32_t in_page, uint32_t n,
+         const struct cold_read_ahead *ahead)
 {
   if (n == CSWAP_PAGE_SIZE)
-    return op == OP_READ ? read_page (store, slot, buf)
+    return op == OP_READ ? read_page (store, slot, ahead, buf)
       : op == OP_WRITE ? write_page (store, slot, buf)
       : zero_page (store, slot);
   if (op != OP_READ)
     return modify_page (store, slot, op == OP_WRITE ? buf : NULL, n, in_page);
   unsigned char page[CSWAP_PAGE_SIZE];
-  int r = read_page (store, slot, page);
+  int r = read_page (store, slot, ahead, page);
   if (r == 0)
     memcpy (buf, page + in_page, n);
   return r;
@@ -695,24 +703,35 @@ static int
 for_each_page (struct store *store, enum store_op op, unsigned char *buf,
                uint64_t count, uint64_t offset)
 {
+  struct cold_read_ahead ahead = { 0 };
+  int r = 0;
+
   if (!range_is_valid (store, count, offset))
     return -EINVAL;
+  if (op == OP_READ && store->writeback && count > 0)
+    cold_read_ahead_start (&store->read_ahead, &store->slots,
+                           offset / CSWAP_PAGE_SIZE,
+                           (round_up (offset + count, CSWAP_PAGE_SIZE)
+                            - round_down (offset, CSWAP_PAGE_SIZE))
+                           / CSWAP_PAGE_SIZE, &ahead);
   while (count > 0) {
     uint32_t in_page = offset % CSWAP_PAGE_SIZE;
     uint32_t n = CSWAP_PAGE_SIZE - in_page;
 
     if (n > count)
       n = count;
-    int r = page_op (store, op, buf, offset / CSWAP_PAGE_SIZE, in_page, n);
+    r = page_op (store, op, buf, offset / CSWAP_PAGE_SIZE, in_page, n,
+                 &ahead);
     if (r)
-      return r;
+      break;
     count_page_op (store, op, offset / CSWAP_PAGE_SIZE);
     if (buf)
       buf += n;
     offset += n;
     count -= n;
   }
-  return 0;
+  cold_read_ahead_end (&store->read_ahead, &ahead);
+  return r;
 }
 
 /* for_each_page, and then the chunks it retired freed: at once after

@@ -23,6 +23,7 @@
 
 #include <stdatomic.h>
 
+#include "cold-read-ahead.h"
 #include "auto-compact.h"
 #include "deferred.h"
 #include "pool-limit.h"
@@ -45,6 +46,7 @@ struct store {
                                            config's default one */
   struct writeback *writeback;          /* set at creation; NULL: no
                                            backing file */
+  struct cold_read_ahead_pool read_ahead;       /* with a backing file */
   struct deferred *deferred;            /* set at creation */
   struct recompress *recompress;        /* set at creation */
   struct auto_compact *compactor;       /* set at creation */

@@ -176,7 +176,8 @@ create_writeback (struct store *store, const struct store_config *config)
     .count = &store->count,
   };
   store->writeback = writeback_create (&context, config);
-  if (store->writeback == NULL) {
+  if (store->writeback == NULL
+      || cold_read_ahead_init (&store->read_ahead) == -1) {
     snprintf (create_error, sizeof create_error, "writeback: %m");
     return -1;
   }
@@ -282,6 +283,7 @@ store_destroy (struct store *store)
   recompress_destroy (store->recompress);
   deferred_destroy (store->deferred);
   writeback_destroy (store->writeback);
+  cold_read_ahead_destroy (&store->read_ahead);
   tier_close (store->slots.tier);
   zs_pool_destroy (store->slots.pool);
   slot_state_destroy (&store->slots);

@@ -106,6 +106,7 @@ struct tier {
   atomic_uint_fast64_t bytes_written, batches;
   atomic_uint_fast64_t io_errors, enospc_errors, checksum_errors;
   atomic_uint_fast64_t stale_records;
+  atomic_uint_fast64_t fetches;
 };
 
 /* Opening: every failure sets *WHY and errno. */
@@ -730,12 +731,9 @@ tier_generation (struct tier *tier, uint64_t offset)
   return generation;
 }
 
-/* Where the record of LENGTH payload bytes at OFFSET lies in the blocks
- * a read fetches: from the block-aligned *FIRST to *END.
- */
-static void
-record_blocks (struct tier *tier, uint64_t offset, uint32_t length,
-               uint64_t *first, uint64_t *end)
+void
+tier_record_blocks (struct tier *tier, uint64_t offset, uint32_t length,
+                    uint64_t *first, uint64_t *end)
 {
   *first = round_down (offset, TIER_BLOCK_BYTES);
   *end = round_up (offset + record_bytes (&tier->format, length),
@@ -748,10 +746,20 @@ tier_fetch (struct tier *tier, uint64_t offset, uint32_t length,
 {
   uint64_t first, end;
 
-  record_blocks (tier, offset, length, &first, &end);
-  if (end - first > sizeof buf->bytes || end > tier->size_bytes)
+  tier_record_blocks (tier, offset, length, &first, &end);
+  if (end - first > sizeof buf->bytes)
     return -EINVAL;
-  return read_exact (tier, buf->bytes, end - first, first);
+  return tier_fetch_blocks (tier, first, end, buf->bytes);
+}
+
+int
+tier_fetch_blocks (struct tier *tier, uint64_t first, uint64_t end, void *buf)
+{
+  if (first % TIER_BLOCK_BYTES || end % TIER_BLOCK_BYTES || end <= first
+      || end > tier->size_bytes)
+    return -EINVAL;
+  counter_add (&tier->fetches, 1);
+  return read_exact (tier, buf, end - first, first);
 }
 
 int
@@ -763,7 +771,7 @@ tier_check_fetched (struct tier *tier, struct tier_record_buf *buf,
   uint64_t first, end;
   struct record record;
 
-  record_blocks (tier, offset, length, &first, &end);
+  tier_record_blocks (tier, offset, length, &first, &end);
   size_t in_buf = offset - first;
   enum record_status status = record_read (&tier->format, buf->bytes + in_buf,
                                            end - first - in_buf, place,
@@ -966,4 +974,5 @@ tier_stats (struct tier *tier, struct tier_stats *s)
   s->enospc_errors = atomic_load_explicit (&tier->enospc_errors, memory_order_relaxed);
   s->checksum_errors = atomic_load_explicit (&tier->checksum_errors, memory_order_relaxed);
   s->stale_records = atomic_load_explicit (&tier->stale_records, memory_order_relaxed);
+  s->fetches = atomic_load_explicit (&tier->fetches, memory_order_relaxed);
 }

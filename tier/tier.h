@@ -189,6 +189,21 @@ extern int tier_check_fetched (struct tier *tier, struct tier_record_buf *buf,
                                uint64_t offset, uint32_t length,
                                uint32_t cookie, uint32_t generation,
                                void *payload);
+/* Several objects in one read (the store's cold read-ahead: the pages of
+ * one request, written back together, lie side by side on disk).
+ * tier_record_blocks: the block-aligned bytes [*FIRST, *END) a fetch of
+ * the object at OFFSET of LENGTH payload bytes reads.  tier_fetch_blocks
+ * reads [FIRST, END) (block-aligned, within the file) into BUF: 0 or
+ * -errno (any thread, no lock; counted in fetches as one).  A fetch's
+ * bytes copied out of such a read into a tier_record_buf are checked by
+ * tier_check_fetched as any.
+ */
+extern void tier_record_blocks (struct tier *tier, uint64_t offset,
+                                uint32_t length, uint64_t *first,
+                                uint64_t *end);
+extern int tier_fetch_blocks (struct tier *tier, uint64_t first, uint64_t end,
+                              void *buf);
+
 /* The generation of OFFSET's segment: it changes each time the segment
  * is written afresh, never while a record there is live.  So a reader
  * who saw an object at OFFSET, and sees it again there in the same
@@ -243,6 +258,7 @@ struct tier_stats {
   uint64_t io_errors, enospc_errors;
   uint64_t checksum_errors;     /* records whose crc32c or tag failed */
   uint64_t stale_records;       /* records read from before the tier opened */
+  uint64_t fetches;             /* reads from the file, one or more records */
 };
 extern void tier_stats (struct tier *tier, struct tier_stats *stats);
 
