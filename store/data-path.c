@@ -708,7 +708,9 @@ for_each_page (struct store *store, enum store_op op, unsigned char *buf,
 
   if (!range_is_valid (store, count, offset))
     return -EINVAL;
-  if (op == OP_READ && store->writeback && count > 0)
+  /* Only where some page is on the file: else the look-up is waste. */
+  if (op == OP_READ && store->writeback && count > 0
+      && counter_get (&store->count.tiered_pages) > 0)
     cold_read_ahead_start (&store->read_ahead, &store->slots,
                            offset / CSWAP_PAGE_SIZE,
                            (round_up (offset + count, CSWAP_PAGE_SIZE)

@@ -135,7 +135,6 @@ adopt_segment (struct store *store, const struct store_config *config,
 {
   uint64_t slots = store->slots.table.slots;
   struct store_segment_refusal refusal;
-
   size_t tier_state_wanted = seg->tier_state_bytes;
 
   if (store_segment_adopt (seg, &refusal) == 0) {
@@ -278,7 +277,6 @@ adopt_object (void *arg, zs_handle handle, uint32_t length, uint64_t slot)
                                (uint32_t) slot) == 0;
 }
 
-/* SLOT could not be adopted: lost, in the segment's lost map. */
 static bool
 adopt_tiered (void *arg, uint64_t offset, uint32_t length)
 {
@@ -292,6 +290,7 @@ adopt_tiered (void *arg, uint64_t offset, uint32_t length)
   return true;
 }
 
+/* SLOT could not be adopted: lost, in the segment's lost map. */
 static void
 note_lost (void *arg, uint64_t slot)
 {

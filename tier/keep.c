@@ -24,8 +24,7 @@
 struct tier_state {
   char magic[8];
   uint32_t version;
-  uint32_t segments;
-  uint64_t size_bytes;
+  uint32_t segments;             /* the file's size, in segments */
   uint64_t file_dev, file_ino;
   uint32_t run_id;
   uint32_t sealed;              /* 1: records sealed under KEY */
@@ -42,7 +41,7 @@ tier_state_bytes (struct tier *tier)
 }
 
 /* Why STATE, a killed daemon's, is not this tier's to take over (the
- * file FILE of SIZE_BYTES), or NULL.
+ * file FILE of SEGMENTS), or NULL.
  */
 static const char *
 state_problem (const struct tier_state *state, const struct stat *file,
@@ -71,7 +70,6 @@ keep_fresh (struct tier *tier, struct tier_state *state,
   memset (state->magic, 0, sizeof state->magic);
   state->version = STATE_VERSION;
   state->segments = tier_segment_count (tier);
-  state->size_bytes = (uint64_t) state->segments * TIER_SEGMENT_BYTES;
   state->file_dev = file->st_dev;
   state->file_ino = file->st_ino;
   state->run_id = format->run_id;

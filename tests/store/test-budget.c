@@ -33,6 +33,7 @@
 #include "page.h"
 #include "pagefile.h"
 #include "store.h"
+#include "backed-store.h"
 #include "tap.h"
 
 #define DEVICE_PAGES 1024u
@@ -74,13 +75,8 @@ make_store (uint64_t pool_limit, uint64_t burst, unsigned read_wait_ms)
     .writeback_budget = { LIMIT_PER_DAY, burst },
     .budget_clock = test_clock,
   };
-  struct store *store;
 
-  unlink (backing_path);
-  store = store_create (&config);
-  if (store == NULL)
-    tap_bail_out ("store_create: %s", store_create_error ());
-  return store;
+  return backed_store_create (&config);
 }
 
 /* Page I as written the Nth time: a corpus page, stamped. */
@@ -351,13 +347,8 @@ test_read_writeback (void)
 int
 main (void)
 {
-  const char *path = getenv ("CSWAP_CORPUS");
-  const char *dir = getenv ("CSWAP_TIER_DIR");
-
-  if (path == NULL || pagefile_load (path, &corpus) == -1)
-    tap_skip_all ("no corpus (set CSWAP_CORPUS)");
-  snprintf (backing_path, sizeof backing_path, "%s/cswap-test-budget.%d",
-            dir ? dir : "/var/tmp", (int) getpid ());
+  backed_store_setup (&corpus, backing_path, sizeof backing_path,
+                      "cswap-test-budget");
   test_command ();
   check_pressure (false);
   check_pressure (true);

@@ -7,16 +7,25 @@
  *    share it through another device node (flock locks the node, not the
  *    device): a loop device and a second node of it made with mknod.
  *
+ *  - A file another process holds (flock) is waited for, a few seconds:
+ *    a killed daemon's lock outlives it until its io_uring ring is torn
+ *    down, and its successor must not fail for that; held longer, it is
+ *    refused.
+ *
  * Files go under $CSWAP_TIER_DIR or /var/tmp (O_DIRECT).  The other
  * user's file and the loop device need root; they skip otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -123,6 +132,67 @@ test_block_device (void)
   unlink (path);
 }
 
+/* A child holds PATH's lock for HOLD_MS, then exits; returns its pid
+ * once the lock is held.
+ */
+static pid_t
+hold_lock (unsigned hold_ms)
+{
+  int ready[2];
+  char c;
+  pid_t pid;
+
+  if (pipe (ready))
+    tap_bail_out ("pipe: %m");
+  pid = fork ();
+  if (pid == 0) {
+    int fd = open (path, O_RDWR);
+    if (fd == -1 || flock (fd, LOCK_EX) == -1)
+      _exit (1);
+    if (write (ready[1], "x", 1) != 1)
+      _exit (1);
+    usleep (hold_ms * 1000);
+    _exit (0);
+  }
+  close (ready[1]);
+  if (read (ready[0], &c, 1) != 1)
+    tap_bail_out ("the lock holder did not start");
+  close (ready[0]);
+  return pid;
+}
+
+static double
+seconds_now (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+test_lock_held (void)
+{
+  double start;
+  pid_t holder;
+
+  make_file (0600, geteuid ());
+  holder = hold_lock (500);
+  start = seconds_now ();
+  expect_open (path, NULL, "a file whose lock is let go of within a second");
+  diag ("waited %.2f s", seconds_now () - start);
+  waitpid (holder, NULL, 0);
+  holder = hold_lock (8000);
+  start = seconds_now ();
+  expect_open (path, "in use by another process",
+               "a file whose lock is held on");
+  ok (seconds_now () - start >= 4.5, "after waiting for it (%.2f s)",
+      seconds_now () - start);
+  kill (holder, SIGKILL);
+  waitpid (holder, NULL, 0);
+  unlink (path);
+}
+
 int
 main (void)
 {
@@ -131,6 +201,7 @@ main (void)
   snprintf (path, sizeof path, "%s/cswap-test-open.%d",
             dir ? dir : "/var/tmp", (int) getpid ());
   test_existing_files ();
+  test_lock_held ();
   test_block_device ();
   return tap_done ();
 }

@@ -24,6 +24,7 @@
 #include "page.h"
 #include "pagefile.h"
 #include "store.h"
+#include "backed-store.h"
 #include "tap.h"
 
 #define DEVICE_PAGES 2048u
@@ -60,13 +61,8 @@ make_store (bool in_clear, bool reads_stay)
     .backing_size_bytes = BACKING_BYTES,
     .backing_in_clear = in_clear,
   };
-  struct store *store;
 
-  unlink (backing_path);
-  store = store_create (&config);
-  if (store == NULL)
-    tap_bail_out ("store_create: %s", store_create_error ());
-  return store;
+  return backed_store_create (&config);
 }
 
 static void
@@ -232,14 +228,8 @@ test_readers_under_churn (void)
 int
 main (void)
 {
-  const char *path = getenv ("CSWAP_CORPUS");
-  const char *dir = getenv ("CSWAP_TIER_DIR");
-
-  if (path == NULL || pagefile_load (path, &corpus) == -1)
-    tap_skip_all ("no corpus (set CSWAP_CORPUS)");
-  snprintf (backing_path, sizeof backing_path,
-            "%s/cswap-test-read-ahead.%d", dir ? dir : "/var/tmp",
-            (int) getpid ());
+  backed_store_setup (&corpus, backing_path, sizeof backing_path,
+                      "cswap-test-read-ahead");
   test_one_read_a_request (false);
   test_one_read_a_request (true);
   test_too_far_apart ();
