@@ -105,3 +105,20 @@ backing_choose ()
     *) backing_args=(-o "backing=$file" -o "backing-size=$size") ;;
   esac
 }
+
+# backing_settle_ladder: with a backing file, ladder-online = auto is
+# all.  Following keeps the swap online about full, and the kernel then
+# frees a page's slot when it reads the page back: each page read and
+# evicted again is written again, and the store keeps the stale copy
+# (it is not told) until the slot is used again.  That trade saves RAM
+# where the store is RAM alone; with a backing file the copies the kernel
+# keeps go to the file, and a page evicted again costs nothing.  In a
+# 256 MiB VM (6.12, random-check of 1.5x MemTotal, issue 63): follow
+# 515 s, 188 k pages swapped out, 98 k disk reads; all 381 s, 84 k, 58 k.
+backing_settle_ladder ()
+{
+  if ((ladder_online_auto)) && [[ -n $backing_path ]]; then
+    ladder_online=all
+  fi
+  return 0
+}

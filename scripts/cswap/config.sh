@@ -16,7 +16,7 @@ read_config ()
   local line key value
   # The defaults of config-file.h.
   frontend=auto priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
-  ladder_online=auto ladder_headroom=32M ladder_floor=auto
+  ladder_online=auto ladder_headroom=32M ladder_floor=auto ladder_online_auto=0
   halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
   remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
@@ -50,7 +50,9 @@ read_config ()
     esac
   done <<<"$merged_config"
   resolve_frontend
-  [[ $ladder_online != auto ]] || ladder_online=$(auto_ladder_online)
+  if [[ $ladder_online == auto ]]; then
+    ladder_online_auto=1 ladder_online=$(auto_ladder_online)
+  fi
   [[ $ladder_floor != auto ]] || ladder_floor=$(auto_ladder_floor)
 }
 
@@ -122,7 +124,8 @@ resolve_frontend ()
 
 # auto_ladder_online: what ladder-online = auto means for this
 # configuration (config-file.h): follow where there is a ladder to follow
-# and a control socket to hand it over, all otherwise.
+# and a control socket to hand it over, all otherwise; and all where the
+# daemon gets a backing file (backing_settle_ladder, once it is chosen).
 auto_ladder_online ()
 {
   if [[ $frontend != remote && $socket != none ]] \

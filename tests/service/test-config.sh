@@ -378,6 +378,21 @@ check "auto with frontend = remote: all (one device)" \
   test "$(resolved 1048576 $'frontend = remote\nremote = example.org')" = "all 536870912"
 check "auto with ctl = none: all (nothing to hand the ladder over on)" \
   test "$(resolved 1048576 'ctl = none')" = "all 536870912"
+# settled BACKING CONFIG: ladder-online once the backing file is chosen
+# (BACKING, empty for none), as cswap up and cswap check settle it.
+settled ()
+{
+  printf 'MemTotal:       1048576 kB\n' >"$dir/meminfo"
+  (CSWAP_MEMINFO=$dir/meminfo source "$helper" \
+     && merged_config=$2 && read_config && backing_path=$1 \
+     && backing_settle_ladder && echo "$ladder_online")
+}
+check "auto with a backing file: all (the kept copies go to the file)" \
+  test "$(settled /var/lib/cswap/backing 'frontend = ublk')" = all
+check "auto without one: follow still" \
+  test "$(settled '' 'frontend = ublk')" = follow
+check "ladder-online = follow with a backing file: follow, as written" \
+  test "$(settled /var/lib/cswap/backing $'frontend = ublk\nladder-online = follow')" = follow
 check "auto with ladder-step = 0: all (no ladder)" \
   test "$(resolved 1048576 'ladder-step = 0')" = "all 536870912"
 check "given values stay as given" \
