@@ -66,8 +66,14 @@ backing_fs_problem ()
 # (empty: none), $backing_why (in words, for status and check) and
 # $backing_args, the daemon's options naming the default file (empty
 # where the configuration names one or none, which the daemon reads
-# itself).
+# itself); and with it what ladder-online = auto is (backing_settle_ladder).
 backing_choose ()
+{
+  backing_choose_file
+  backing_settle_ladder
+}
+
+backing_choose_file ()
 {
   local dir=$backing_dir file=$backing_dir/backing problem free size device kept=0
   backing_args=() backing_path='' backing_why=''

@@ -20,7 +20,6 @@ cmd_check ()
   if [[ $frontend != remote ]]; then
     echo "# front end: $frontend_why"
     backing_choose
-    backing_settle_ladder
     echo "# backing file: $backing_why"
   fi
   [[ $frontend == ublk ]] && shm_removal_forced \
@@ -89,7 +88,6 @@ cmd_attach ()
   [[ $status -eq 0 ]] || die $EXIT_FAILED "the daemon ($pid) is $( ((status == 2)) && echo "gone" || echo "not serving after 60 s")"
   # What `run` chose, chosen again: the same configuration and file.
   backing_choose
-  backing_settle_ladder
   write_state "$pid" "$([[ -n ${INVOCATION_ID:-} ]] && echo systemd || echo shell)"
   attach_device "$pid" || exit $EXIT_FAILED
   say "$(swap_on_what)"
