@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cold-read-ahead.h"
+#include "prefault.h"
 #include "slot-state.h"
 
 _Static_assert (COLD_READ_AHEAD_BUFFERS <= 32, "a bit per buffer");
@@ -17,6 +18,9 @@ cold_read_ahead_init (struct cold_read_ahead_pool *pool)
                                  COLD_READ_AHEAD_BUFFERS
                                  * COLD_READ_AHEAD_BYTES);
   atomic_store (&pool->busy, pool->buffers ? 0 : UINT32_MAX);
+  /* Filled by the threads that serve reads (common/prefault.h). */
+  prefault_bytes (pool->buffers,
+                  (size_t) COLD_READ_AHEAD_BUFFERS * COLD_READ_AHEAD_BYTES);
   return pool->buffers ? 0 : -1;
 }
 

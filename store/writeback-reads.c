@@ -36,6 +36,7 @@
 #include <stdlib.h>
 
 #include "monotonic.h"
+#include "prefault.h"
 #include "writeback-internal.h"
 
 /* Notes per generation: 128 KiB of slot numbers, more pages than this
@@ -56,6 +57,10 @@ writeback_reads_init (struct writeback *wb, const struct store_config *config)
     return 0;
   wb->reads_noting = calloc (READ_QUEUE_PAGES, sizeof *wb->reads_noting);
   wb->reads_waiting = calloc (READ_QUEUE_PAGES, sizeof *wb->reads_waiting);
+  /* Readers note into them (common/prefault.h). */
+  prefault_bytes (wb->reads_noting, READ_QUEUE_PAGES * sizeof *wb->reads_noting);
+  prefault_bytes (wb->reads_waiting,
+                  READ_QUEUE_PAGES * sizeof *wb->reads_waiting);
   return wb->reads_noting && wb->reads_waiting ? 0 : -ENOMEM;
 }
 

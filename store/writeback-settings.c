@@ -20,6 +20,7 @@ writeback_settings_init (struct writeback *wb,
   if (pages > STORE_MAX_WRITEBACK_BATCH
       || config->idle_writeback_seconds > STORE_MAX_IDLE_WRITEBACK_S)
     return -EINVAL;
+  tier_batch_prefault (wb->batch, pages);
   atomic_init (&wb->batch_pages, pages);
   atomic_init (&wb->idle_seconds, config->idle_writeback_seconds);
   return 0;
@@ -30,6 +31,8 @@ writeback_set_batch (struct writeback *wb, unsigned pages)
 {
   if (pages < 1 || pages > STORE_MAX_WRITEBACK_BATCH)
     return -EINVAL;
+  /* Before the writer may fill that much (common/prefault.h). */
+  tier_batch_prefault (wb->batch, pages);
   atomic_store (&wb->batch_pages, pages);
   return 0;
 }

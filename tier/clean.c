@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "prefault.h"
 #include "tier-internal.h"
 
 #define CLEAN_BELOW_FREE_SEGMENTS 2
@@ -64,6 +65,11 @@ tier_cleaner_create (struct tier *tier, const struct tier_owner_ops *ops,
     return NULL;
   }
   tier_batch_for_cleaner (c->batch);
+  /* The writeback thread fills them, under locks writers wait on
+   * (common/prefault.h): touched now.
+   */
+  prefault_bytes (c->segment_buf, TIER_SEGMENT_BYTES);
+  tier_batch_prefault (c->batch, max_objects);
   return c;
 }
 

@@ -28,6 +28,7 @@
 #include "ring.h"
 #include "dio-warm.h"
 #include "monotonic.h"
+#include "prefault.h"
 #include "rounding.h"
 #include "tier-internal.h"
 
@@ -278,6 +279,12 @@ tier_open (const struct tier_config *config, const char **why)
   tier->generation = tier->own_generation;
   tier->ready_stack = calloc (tier->segments, sizeof *tier->ready_stack);
   tier->fresh_stack = calloc (tier->segments, sizeof *tier->fresh_stack);
+  /* The writeback thread updates them (common/prefault.h). */
+  prefault_bytes (tier->segment, tier->segments * sizeof *tier->segment);
+  prefault_bytes (tier->own_generation,
+                  tier->segments * sizeof *tier->own_generation);
+  prefault_bytes (tier->ready_stack, tier->segments * sizeof *tier->ready_stack);
+  prefault_bytes (tier->fresh_stack, tier->segments * sizeof *tier->fresh_stack);
   if (tier->segment == NULL || tier->own_generation == NULL
       || tier->ready_stack == NULL
       || tier->fresh_stack == NULL) {
@@ -335,6 +342,16 @@ tier_close (struct tier *tier)
   free (tier);
 }
 
+/* What a batch of OBJECTS objects may fill at worst: each object's
+ * bytes plus a skip to the next block, and a block of padding per run.
+ */
+static size_t
+batch_bytes (unsigned objects)
+{
+  return round_up ((size_t) objects * (RECORD_MAX_BYTES + TIER_BLOCK_BYTES / 2)
+                   + TIER_MAX_RUNS * TIER_BLOCK_BYTES, TIER_BLOCK_BYTES);
+}
+
 struct tier_batch *
 tier_batch_create (unsigned max_objects)
 {
@@ -344,20 +361,29 @@ tier_batch_create (unsigned max_objects)
     return NULL;
   batch->max_objects = max_objects;
   batch->limit_bytes = UINT64_MAX;
-  /* Worst case per object: its bytes plus a skip to the next block, and a
-   * block of padding per run.
-   */
-  batch->buf_bytes = round_up ((size_t) max_objects
-                               * (RECORD_MAX_BYTES
-                                  + TIER_BLOCK_BYTES / 2)
-                               + TIER_MAX_RUNS * TIER_BLOCK_BYTES,
-                               TIER_BLOCK_BYTES);
+  batch->buf_bytes = batch_bytes (max_objects);
   batch->buf = aligned_alloc (TIER_BLOCK_BYTES, batch->buf_bytes);
   if (batch->buf == NULL) {
     free (batch);
     return NULL;
   }
   return batch;
+}
+
+bool
+tier_batch_prefault (struct tier_batch *batch, unsigned objects)
+{
+  size_t bytes = batch_bytes (objects);
+
+  /* A cleaner's batch takes the live records of one segment: at most a
+   * segment's bytes, and a block of padding a run.
+   */
+  if (batch->cleaning
+      && bytes > TIER_SEGMENT_BYTES + TIER_MAX_RUNS * TIER_BLOCK_BYTES)
+    bytes = TIER_SEGMENT_BYTES + TIER_MAX_RUNS * TIER_BLOCK_BYTES;
+
+  return prefault_populate (batch->buf, bytes < batch->buf_bytes
+                                        ? bytes : batch->buf_bytes);
 }
 
 void

@@ -132,6 +132,13 @@ extern void tier_adopt_end (struct tier *tier);
 struct tier_batch;
 extern struct tier_batch *tier_batch_create (unsigned max_objects);
 extern void tier_batch_destroy (struct tier_batch *batch);
+/* Makes the pages of the part of BATCH's buffer that OBJECTS objects can
+ * fill (common/prefault.h), without writing to it, so that the thread
+ * that fills it never faults one in: when the batch is made, and again
+ * before a larger batch is asked for.  False where the kernel cannot
+ * populate (before 5.14): the pages then come as the batch is filled.
+ */
+extern bool tier_batch_prefault (struct tier_batch *batch, unsigned objects);
 
 /* Caps what BATCH writes when submitted, padding included, at
  * LIMIT_BYTES (a new batch has no cap: UINT64_MAX); the cap stays until
