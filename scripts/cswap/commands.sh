@@ -334,6 +334,8 @@ cmd_status ()
   if following; then
     online=$(online_devices | tr '\n' ' ')
     echo "ladder:     follow, headroom $(state_get ladder_headroom): $(wc -w <<<"$online") of ${#devices[@]} steps online: ${online% }"
+  elif ((${#devices[@]} > 1)); then
+    echo "ladder:     all ${#devices[@]} steps online"
   fi
   remote_status_line
   awk -v list=" ${devices[*]} $(remote_get device) " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps

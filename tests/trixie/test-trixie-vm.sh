@@ -13,7 +13,9 @@
 #    MemTotal (the whole machine swaps, no cgroup) reads every block back
 #    as written although cswap-ublk's server is killed (SIGKILL) 15 s into
 #    it: its standby, the unit's main process, takes the devices and the
-#    store over and follows the ladder again, and the unit stays active
+#    store over (with the default backing file, whose pages it adopts
+#    too; every step of the ladder online, as with a backing file; else
+#    the ladder followed again), and the unit stays active
 #    with the same main PID; then systemd powers the machine off;
 #  - second boot, with a drop-in the first left for the FUSE front end:
 #    the first one's journal says cswap.service stopped by its own
@@ -208,8 +210,20 @@ check "boot 1: cswap-ublk's server was killed 15 s into it ($(result 1 server-ki
   eval '[[ $(result 1 server-killed) =~ ^[0-9]+$ ]]'
 check "boot 1: its standby took the devices and the store over" \
   journal_has 1 "^.*cswap-ublk: took over"
-check "boot 1: and follows the swap in use again" \
-  journal_has 1 "cswap-ublk: following the swap in use again"
+# The package's defaults: a backing file where /var/lib/cswap can hold
+# one, and then the whole ladder online (scripts/cswap/backing.sh);
+# without one, a ladder the daemon follows.
+backing_line=$(grep -m1 "^backing:" "$scratch/boot1/cswap-status.out" 2>/dev/null)
+echo "# ${backing_line:-no backing line in cswap status}"
+if grep -q "^backing: *default, /var/lib/cswap/backing" "$scratch/boot1/cswap-status.out" 2>/dev/null; then
+  check "boot 1: with the default backing file, every step of the ladder is swap" \
+    grep -q "^ladder: *all" "$scratch/boot1/cswap-status.out"
+  check "boot 1: and still after the take-over" \
+    grep -q "^ladder: *all" "$scratch/boot1/cswap-status-after.out"
+else
+  check "boot 1: and follows the swap in use again" \
+    journal_has 1 "cswap-ublk: following the swap in use again"
+fi
 check "boot 1: the unit stayed active, its main PID the same ($(result 1 main-pid-after))" \
   eval 'test "$(result 1 cswap-active-after)" = active && test "$(result 1 main-pid-after)" = "$(result 1 main-pid-before)"'
 comment "$scratch/boot1/cswap-status-after.out" 2>/dev/null
