@@ -40,7 +40,8 @@
 # When they are not of this tree, this test builds them by running that
 # test's package suite (minutes).
 #
-# Bounded by $VM_TEST_TIMEOUT_S per boot (default 420 s).  Skips, with the
+# Bounded by $VM_TEST_TIMEOUT_S per boot (default 600 s: with the default
+# backing file the first boot's fill-check writes to the disk too).  Skips, with the
 # reason, without root, qemu or busybox, or where the root or the
 # machine's kernel cannot be made (no debootstrap, Debian's archive
 # unreachable).
@@ -49,7 +50,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/tap.sh
 source "$here/../lib/tap.sh"
-timeout_s=${VM_TEST_TIMEOUT_S:-420}
+timeout_s=${VM_TEST_TIMEOUT_S:-600}
 mem_mib=256
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (debootstrap, chroot, mounts, qemu's 9p share)"
