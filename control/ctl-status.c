@@ -9,7 +9,7 @@
  * Swap in use is the kernel's, from /proc/swaps, when the cswap helper
  * recorded the device for the socket; otherwise it is what the daemon
  * stores.  Warnings: the device or the backing file nearly full, the pool
- * limit hit, pages that could not be stored or read back, backing file
+ * limit hit (without a backing file), pages that could not be stored or read back, backing file
  * errors.  The figures and their names are the listing's (ctl-columns.c):
  * TOTAL, MEM-USED, COMP-RATIO, MEM-NOW.
  */
@@ -82,7 +82,9 @@ memory_sentence (FILE *f, json_object *r)
            size_text (a, member_uint (r, "memory_used_bytes")),
            size_text (b, stats_memory_peak (r)));
   if (limit)
-    fprintf (f, ", the pool limited to %s", size_text (c, limit));
+    fprintf (f, ", the pool limited to %s%s", size_text (c, limit),
+             member_uint (r, "pool_limit_default")
+             ? " by default, as a backing file brings" : "");
   fprintf (f, "), a ratio of %.2f; the daemon holds %s of RAM in all.",
            member_double (r, "effective_ratio"),
            size_text (a, member_uint (r, "process_rss_bytes")));
@@ -144,6 +146,12 @@ warnings (FILE *f, json_object *r, unsigned full_percent,
     warn (f, &count, "the device is %u%% full", full_percent);
   if (backing_percent >= FULL_PERCENT)
     warn (f, &count, "the backing file is %u%% used", backing_percent);
+  /* With a backing file a write at the limit waits for cold pages to go
+   * to the file: that is the tier at work, not a warning (a write it
+   * could not make room for is a failed write, below).
+   */
+  if (member_uint (r, "backing_size_bytes"))
+    limit_hits = 0;
   /* The limit may have been lifted since. */
   if (limit_hits && limit)
     warn (f, &count, "the pool limit (%s) was hit %llu %s",

@@ -42,6 +42,8 @@ struct store {
   struct slot_state slots;              /* each slot under its slot lock;
                                            pool and tier set at creation */
   struct pool_limit limit;              /* relaxed atomics */
+  atomic_bool pool_limit_default;       /* the limit is still the
+                                           config's default one */
   struct writeback *writeback;          /* set at creation; NULL: no
                                            backing file */
   struct cold_read_ahead_pool read_ahead;       /* with a backing file */

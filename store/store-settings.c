@@ -75,7 +75,12 @@ store_recompress_codec_name (const struct store_recompress *settings)
 int
 store_set_pool_limit (struct store *store, uint64_t bytes)
 {
-  return pool_limit_set (&store->limit, bytes);
+  int r = pool_limit_set (&store->limit, bytes);
+
+  /* Set, even to the same figure, it is the user's now. */
+  if (r == 0)
+    atomic_store (&store->pool_limit_default, false);
+  return r;
 }
 
 int

@@ -50,6 +50,7 @@ store_stats (struct store *store, struct store_stats *s)
     .metadata_bytes = slot_table_bytes (&store->slots.table)
                       + pool.metadata_bytes + sizeof *store,
     .pool_limit_bytes = pool_limit_bytes (&store->limit),
+    .pool_limit_default = atomic_load (&store->pool_limit_default),
   };
   tier_share (store->slots.tier, s);
   if (store->writeback)

@@ -214,6 +214,7 @@ store_create (const struct store_config *config)
   }
   store_codec_set_now (store, &config->codec);
   pool_limit_init (&store->limit, store->slots.pool, config->pool_limit_bytes);
+  atomic_init (&store->pool_limit_default, config->pool_limit_default);
   if (store_adopt_pages (store, create_error, sizeof create_error)) {
     int saved_errno = errno;
     store_destroy (store);

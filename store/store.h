@@ -74,6 +74,10 @@ struct store_config {
   struct codec_config codec;
   struct store_recompress recompress;   /* all zeros: none */
   uint64_t pool_limit_bytes;    /* 0: no limit; else STORE_MIN_POOL_LIMIT_BYTES up */
+  /* pool_limit_bytes is the default a backing file brings, not one the
+   * user gave (the stats say so, pool_limit_default, until it is set).
+   */
+  bool pool_limit_default;
   uint32_t huge_threshold_bytes; /* 0: the allocator's huge class size */
   unsigned max_pages_per_zspage; /* 0: the allocator's default */
   /* Warm memory kept for new zspages, so that a swap-out does not wait

@@ -117,6 +117,15 @@ config_origins_print (FILE *out, const struct config_origins *origins,
     print_amount (out, store->size_bytes);
     fputc ('\n', out);
   }
+  if (store->pool_limit_default) {
+    fprintf (out, "pool-limit = %s  # default with a backing file",
+             options_default_pool_limit);
+    print_amount (out, store->pool_limit_bytes);
+    fputc ('\n', out);
+  }
+  if (options->writeback_limit_default)
+    fprintf (out, "writeback-limit = %s  # default with a backing file\n",
+             options_default_writeback_limit);
   for (size_t i = 0; i < origins->count; i++) {
     const struct config_origin *origin = &origins->keys[i];
 

@@ -10,7 +10,10 @@
  * first the files in the order they were read, then each key with the
  * value that counts, the file and line that gave it, and for the two
  * sizes that may follow the machine (size, pool-limit) what they come to
- * here.  A size nobody gave is shown as the default it is.  The listing
+ * here.  A size nobody gave is shown as the default it is, and so is the
+ * pool limit a backing file brings when none was given:
+ *
+ *   pool-limit = ram / 5  # default with a backing file, 1603 MiB  The listing
  * is itself a valid cswap.conf, and the `cswap` helper reads its service
  * keys from it, so the helper and the daemons agree on the merge.
  */

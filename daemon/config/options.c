@@ -27,6 +27,31 @@ const char options_default_size[] = "min(ram / 2, 4096)";
  */
 const char options_default_reserve[] = "min(ram / 64, 8)";
 
+/* With a backing file and no pool-limit=, the pool is held to a fifth of
+ * the RAM, zswap's max_pool_percent: past it cold pages go to the file
+ * (writeback-room.c) instead of the pool growing until the machine is
+ * out of memory with an empty file beside it (issue 63: a 256 MiB VM
+ * OOM-killed, the pool at 156 MiB, 0 bytes written).  zswap's figure, so
+ * that the two hold the same memory for the same work, and 80% of the RAM
+ * stays with the programs.  Without a backing file there is no default:
+ * a limit then only refuses writes.
+ */
+const char options_default_pool_limit[] = "ram / 5";
+
+/* With a backing file and no writeback-limit=, 16 GiB a day may be
+ * written to it.  A consumer SSD is rated for about 0.3 drive writes a day
+ * over its 5-year warranty: 150 TBW for 250 GB, 300 for 500 GB, 600 for
+ * 1 TB, so 82 to 330 GB a day.  16 GiB is a tenth of that on the 500 GB
+ * drive, a fifth on the 250 GB one: swap stays a small share of the wear,
+ * and a machine thrashing at disk speed (100 MB/s is 8.6 TB a day, a
+ * 300 TBW drive's whole life in five weeks) is stopped after a day's
+ * share.  Ordinary swapping never meets it: the bucket starts full, and
+ * in issue 63's 256 MiB VM, 2.5 times its RAM through swap, zswap wrote
+ * 550 MiB to its swap file and zram 910 MiB to its writeback device.  Spent, writeback stops and a full pool
+ * refuses writes, as without a backing file (writeback-budget.c).
+ */
+const char options_default_writeback_limit[] = "16G";
+
 const char options_help[] = CSWAP_OPTIONS_HELP;
 
 void
@@ -110,8 +135,10 @@ options_set (struct cswap_options *options, const char *key,
       options->level_given = true;
     }
   }
-  else if (strcmp (key, "pool-limit") == 0)
-    parse_pool_limit (value, &c->pool_limit_bytes, &reason);
+  else if (strcmp (key, "pool-limit") == 0) {
+    if (parse_pool_limit (value, &c->pool_limit_bytes, &reason) == 0)
+      options->pool_limit_given = true;
+  }
   else if (strcmp (key, "huge-threshold") == 0) {
     if (parse_int64 (value, 1, CSWAP_PAGE_SIZE, &number, &reason) == 0)
       c->huge_threshold_bytes = number;
@@ -121,7 +148,10 @@ options_set (struct cswap_options *options, const char *key,
       c->max_pages_per_zspage = number;
   }
   else if (strcmp (key, "backing") == 0) {
-    if (value[0] == '\0' || strlen (value) >= sizeof options->backing_path)
+    /* none: no backing file, and `cswap up` chooses none either. */
+    if (strcmp (value, "none") == 0)
+      c->backing_path = NULL;
+    else if (value[0] == '\0' || strlen (value) >= sizeof options->backing_path)
       reason = "the path must be 1..4095 bytes";
     else {
       strcpy (options->backing_path, value);
@@ -178,10 +208,13 @@ options_set (struct cswap_options *options, const char *key,
         == 0)
       c->idle_writeback_seconds = number;
   }
-  else if (strcmp (key, "writeback-limit") == 0)
-    parse_size_or_zero (value, STORE_MIN_WRITEBACK_BUDGET_BYTES,
-                        STORE_MAX_WRITEBACK_BUDGET_BYTES,
-                        &c->writeback_budget.limit_bytes_per_day, &reason);
+  else if (strcmp (key, "writeback-limit") == 0) {
+    if (parse_size_or_zero (value, STORE_MIN_WRITEBACK_BUDGET_BYTES,
+                            STORE_MAX_WRITEBACK_BUDGET_BYTES,
+                            &c->writeback_budget.limit_bytes_per_day,
+                            &reason) == 0)
+      options->writeback_limit_given = true;
+  }
   else if (strcmp (key, "writeback-burst") == 0)
     parse_size_or_zero (value, STORE_MIN_WRITEBACK_BUDGET_BYTES,
                         STORE_MAX_WRITEBACK_BUDGET_BYTES,
@@ -220,6 +253,20 @@ options_finish (struct cswap_options *options, const char **why)
   if (!options->reserve_given
       && options_set (options, "reserve", options_default_reserve, why) == -1)
     return -1;
+  if (options->store.backing_path && !options->pool_limit_given) {
+    if (options_set (options, "pool-limit", options_default_pool_limit, why)
+        == -1)
+      return -1;
+    options->pool_limit_given = false;
+    options->store.pool_limit_default = true;
+  }
+  if (options->store.backing_path && !options->writeback_limit_given) {
+    if (options_set (options, "writeback-limit",
+                     options_default_writeback_limit, why) == -1)
+      return -1;
+    options->writeback_limit_given = false;
+    options->writeback_limit_default = true;
+  }
   if (codec_check_level (codec->id, codec->level, &min, &max)) {
     if (min == max)
       snprintf (why_buffer, sizeof why_buffer, "level=%d: %s takes no level",

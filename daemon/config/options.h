@@ -28,6 +28,11 @@ struct cswap_options {
   struct store_config store;
   bool level_given;
   bool reserve_given;           /* else options_default_reserve */
+  bool pool_limit_given;        /* else, with a backing file,
+                                   options_default_pool_limit */
+  bool writeback_limit_given;   /* else, with a backing file,
+                                   options_default_writeback_limit */
+  bool writeback_limit_default; /* options_finish set it so */
   struct control_config ctl;    /* ctl= and ctl-uid= */
   char backing_path[PATH_MAX];  /* store.backing_path points here */
   bool lock_memory;             /* memory-safety.h, after any fork */
@@ -47,6 +52,10 @@ extern void options_print_help (void);
 extern const char options_default_size[];
 /* The reserve without a reserve=: an expression of the RAM too. */
 extern const char options_default_reserve[];
+/* The pool limit with a backing= and no pool-limit=: of the RAM too. */
+extern const char options_default_pool_limit[];
+/* The writeback budget with a backing= and no writeback-limit=. */
+extern const char options_default_writeback_limit[];
 
 extern void options_init (struct cswap_options *options);
 
@@ -56,7 +65,9 @@ extern void options_init (struct cswap_options *options);
 extern int options_set (struct cswap_options *options, const char *key,
                         const char *value, const char **why);
 /* Checks the options as a whole (the level fits the codec), and sets the
- * default size and reserve where none was given.
+ * default size and reserve where none was given, and with a backing file
+ * the default pool limit (store.pool_limit_default says it is one) and
+ * writeback budget (writeback_limit_default).
  */
 extern int options_finish (struct cswap_options *options, const char **why);
 

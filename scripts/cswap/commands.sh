@@ -17,7 +17,11 @@ cmd_check ()
       echo "# zswap is on ($(zswap_param)): $zswap_twice; '$program up' turns it off while cswap is up (zswap = keep leaves it on)"
     fi
   fi
-  [[ $frontend == remote ]] || echo "# front end: $frontend_why"
+  if [[ $frontend != remote ]]; then
+    echo "# front end: $frontend_why"
+    backing_choose
+    echo "# backing file: $backing_why"
+  fi
   [[ $frontend == ublk ]] && shm_removal_forced \
     && echo "# kernel.shm_rmid_forced=1: the kernel destroys cswap-ublk's store when its daemon dies, so a killed daemon's pages are lost (their reads fail with EIO, SIGBUS for their processes) instead of taken over; 'sysctl kernel.shm_rmid_forced=0' keeps them"
   echo "$merged_config"
@@ -61,6 +65,8 @@ write_state ()
     echo "ladder_online=$ladder_online"
     echo "ladder_headroom=$ladder_headroom"
     echo "ladder_floor=$ladder_floor"
+    echo "backing=$backing_path"
+    echo "backing_why=$backing_why"
   } >"$state_file"
 }
 
@@ -80,6 +86,8 @@ cmd_attach ()
   wait_serving "$pid" 60
   status=$?
   [[ $status -eq 0 ]] || die $EXIT_FAILED "the daemon ($pid) is $( ((status == 2)) && echo "gone" || echo "not serving after 60 s")"
+  # What `run` chose, chosen again: the same configuration and file.
+  backing_choose
   write_state "$pid" "$([[ -n ${INVOCATION_ID:-} ]] && echo systemd || echo shell)"
   attach_device "$pid" || exit $EXIT_FAILED
   say "$(swap_on_what)"
@@ -321,10 +329,13 @@ cmd_status ()
   echo "config:     $(state_get config)"
   [[ -z $(state_get frontend_why) ]] || echo "front end:  $(state_get frontend) ($(state_get frontend_why))"
   echo "mountpoint: $(state_get mountpoint)"
+  [[ -z $(state_get backing_why) ]] || echo "backing:    $(state_get backing_why)"
   echo "socket:     $socket_path"
   if following; then
     online=$(online_devices | tr '\n' ' ')
     echo "ladder:     follow, headroom $(state_get ladder_headroom): $(wc -w <<<"$online") of ${#devices[@]} steps online: ${online% }"
+  elif ((${#devices[@]} > 1)); then
+    echo "ladder:     all ${#devices[@]} steps online"
   fi
   remote_status_line
   awk -v list=" ${devices[*]} $(remote_get device) " 'NR == 1 || index(list, " " $1 " ")' /proc/swaps

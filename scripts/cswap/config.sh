@@ -9,17 +9,18 @@
 # Reads the service keys from $merged_config, cswap-fuse's listing of
 # $config and its drop-ins: frontend, priority, mountpoint, the ladder's
 # (ladder-step, ladder-online, ladder-headroom, ladder-floor), the machine settings,
-# ctl, the control socket, and the remote device's (remote, remote-*).
+# ctl, the control socket, the remote device's (remote, remote-*), and
+# backing and backing-size (backing.sh chooses a file where none is named).
 read_config ()
 {
   local line key value
   # The defaults of config-file.h.
   frontend=auto priority=100 mountpoint=/run/cswap/mnt ladder_step=64M
-  ladder_online=auto ladder_headroom=32M ladder_floor=auto
+  ladder_online=auto ladder_headroom=32M ladder_floor=auto ladder_online_auto=0
   halt_poll=auto min_free=auto page_cluster=auto zswap=off
   remote='' remote_port=10809 remote_export='' remote_connections=1
   remote_timeout=0 remote_persist=0 remote_certfile='' remote_keyfile='' remote_cacertfile=''
-  remote_tlshostname=
+  remote_tlshostname='' backing='' backing_size=''
   socket=$state_dir/cswap.sock
   while IFS= read -r line || [[ -n $line ]]; do
     uncommented "$line"
@@ -42,12 +43,16 @@ read_config ()
       page-cluster) page_cluster=$value ;;
       zswap) zswap=$value ;;
       ctl) socket=$value ;;
+      backing) backing=$value ;;
+      backing-size) backing_size=$value ;;
       remote|remote-port|remote-export|remote-connections|remote-timeout|remote-persist|remote-certfile|remote-keyfile|remote-cacertfile|remote-tlshostname)
         printf -v "${key//-/_}" '%s' "$value" ;;
     esac
   done <<<"$merged_config"
   resolve_frontend
-  [[ $ladder_online != auto ]] || ladder_online=$(auto_ladder_online)
+  if [[ $ladder_online == auto ]]; then
+    ladder_online_auto=1 ladder_online=$(auto_ladder_online)
+  fi
   [[ $ladder_floor != auto ]] || ladder_floor=$(auto_ladder_floor)
 }
 
@@ -119,7 +124,8 @@ resolve_frontend ()
 
 # auto_ladder_online: what ladder-online = auto means for this
 # configuration (config-file.h): follow where there is a ladder to follow
-# and a control socket to hand it over, all otherwise.
+# and a control socket to hand it over, all otherwise; and all where the
+# daemon gets a backing file (backing_settle_ladder, once it is chosen).
 auto_ladder_online ()
 {
   if [[ $frontend != remote && $socket != none ]] \

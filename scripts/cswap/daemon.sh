@@ -6,12 +6,15 @@
 # and helpers (say, warn, die, the EXIT_* codes, $config, $state_dir...).
 
 # The daemon's command line for the configured front end.  The control
-# socket goes before the file, so that a ctl= in the file wins.
+# socket goes before the file, so that a ctl= in the file wins; the
+# default backing file after it (backing.sh: only where the file names
+# none).
 daemon_command ()
 {
+  backing_choose
   case $frontend in
     fuse)
-      daemon_argv=("$cswap_fuse" -f "--ctl=$socket" --config "$config" "$mountpoint")
+      daemon_argv=("$cswap_fuse" -f "--ctl=$socket" --config "$config" "${backing_args[@]}" "$mountpoint")
       ;;
     ublk)
       [[ -x $cswap_ublk ]] || die $EXIT_FAILED "frontend = ublk: $cswap_ublk is not installed"
@@ -27,7 +30,8 @@ daemon_command ()
       done < <(ladder_windows "$size" "$(size_bytes "$ladder_step")")
       rm -f "$state_dir/ublk-devices"
       daemon_argv=("$cswap_ublk" "--ctl=$socket" --config "$config"
-                   --windows "$windows" --device-list "$state_dir/ublk-devices")
+                   --windows "$windows" --device-list "$state_dir/ublk-devices"
+                   "${backing_args[@]}")
       ;;
     nbd)
       command -v nbdkit >/dev/null || die $EXIT_FAILED "frontend = nbd: nbdkit is not installed"
@@ -40,7 +44,7 @@ daemon_command ()
       # TLS, and the plugin then leaves GnuTLS unlocked (4 MiB).
       daemon_argv=(nbdkit --foreground --tls=off --threads "$(nbdkit_threads)"
                    --unix "$state_dir/nbd.sock"
-                   "$nbdkit_plugin" "ctl=$socket" "config=$config")
+                   "$nbdkit_plugin" "ctl=$socket" "config=$config" "${backing_args[@]}")
       ;;
     *)
       die $EXIT_USAGE "frontend = $frontend: unknown"

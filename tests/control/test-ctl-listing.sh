@@ -46,8 +46,10 @@ holds () {
   jq -e "$1" >/dev/null
 }
 
+# A's pool unlimited (pool-limit=0: a backing file brings a default
+# limit), so that its pages stay in memory until sent to the file.
 start_fuse a --compact=off --size 64M --backing="$tmp/backing" \
-  --backing-size=32M
+  --backing-size=32M --pool-limit=0
 start_fuse b --compact=off --size 16M
 
 # A: 64 pages of text, 64 same-filled, 32 random (kept raw), 64 that

@@ -29,8 +29,9 @@ check () {                      # check NAME COMMAND…
 }
 dir=$(mktemp -d /tmp/cswap-config.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-# The package's drop-in directory, here instead of /usr/lib.
-export CSWAP_VENDOR_CONFIG_DIR=$dir/vendor
+# The package's drop-in directory, here instead of /usr/lib; the default
+# backing file's, here instead of /var/lib/cswap.
+export CSWAP_VENDOR_CONFIG_DIR=$dir/vendor CSWAP_BACKING_DIR=$dir/lib
 
 # A valid and a bad value for every key (a key documented without one
 # here fails).
@@ -377,10 +378,72 @@ check "auto with frontend = remote: all (one device)" \
   test "$(resolved 1048576 $'frontend = remote\nremote = example.org')" = "all 536870912"
 check "auto with ctl = none: all (nothing to hand the ladder over on)" \
   test "$(resolved 1048576 'ctl = none')" = "all 536870912"
+# settled BACKING CONFIG: ladder-online once the backing file is chosen
+# (BACKING, empty for none), as cswap up and cswap check settle it.
+settled ()
+{
+  printf 'MemTotal:       1048576 kB\n' >"$dir/meminfo"
+  (CSWAP_MEMINFO=$dir/meminfo source "$helper" \
+     && merged_config=$2 && read_config && backing_path=$1 \
+     && backing_settle_ladder && echo "$ladder_online")
+}
+check "auto with a backing file: all (the kept copies go to the file)" \
+  test "$(settled /var/lib/cswap/backing 'frontend = ublk')" = all
+check "auto without one: follow still" \
+  test "$(settled '' 'frontend = ublk')" = follow
+check "ladder-online = follow with a backing file: follow, as written" \
+  test "$(settled /var/lib/cswap/backing $'frontend = ublk\nladder-online = follow')" = follow
 check "auto with ladder-step = 0: all (no ladder)" \
   test "$(resolved 1048576 'ladder-step = 0')" = "all 536870912"
 check "given values stay as given" \
   test "$(resolved 1048576 $'ladder-online = all\nladder-floor = 128M')" = "all 128M"
+
+# ------------------------------------------------ the backing file ----
+# Where cswap.conf names none, `cswap run` gives the daemon
+# CSWAP_BACKING_DIR/backing, sized to the device or half the free space
+# there, whichever is less; `cswap check` says which file and why, or why
+# none: backing = none, or a directory in RAM (tmpfs) (issue 63).
+bconf=$dir/backing.conf
+printf 'frontend = nbd\nsize = 256M\nctl = %s\nmountpoint = %s\n' "$dir/ctl.sock" "$dir/mnt" >"$bconf"
+# backing_check [KEY=VALUE…]: what `cswap check` says of the backing file.
+backing_check () {
+  env "$@" bash "$helper" -c "$bconf" check 2>&1 | sed -n 's/^# backing file: //p'
+}
+# backing_run [KEY=VALUE…]: `cswap run`'s stand-in nbdkit's arguments.
+backing_run () {
+  printf 'ro\n' >"$dir/cmdline"
+  rm -f "$dir/nbdkit.args"
+  env PATH="$dir/bin:$PATH" CSWAP_FUSE="$dir/bin/cswap-fuse" CSWAP_PROC_CMDLINE="$dir/cmdline" \
+    CSWAP_STATE_DIR="$dir/state" "$@" bash "$helper" -c "$bconf" run >/dev/null 2>&1
+  cat "$dir/nbdkit.args" 2>/dev/null
+}
+said=$(backing_check)
+free=$(stat -f -c '%a * %S' "$dir/lib" 2>/dev/null) && free=$((free))
+expect=$((256 << 20)); ((free / 2 >= expect)) || expect=$((free / 2 >> 20 << 20))
+check "no backing in cswap.conf: the default file, sized, saying why ($said)" \
+  eval '[[ $said == "default, $dir/lib/backing: $((expect >> 20)) MiB, the device"* ]]'
+if [[ $(id -u) -eq 0 ]]; then
+  args=$(backing_run)
+  check "cswap run hands the daemon that file and its size" \
+    eval 'grep -qxF "backing=$dir/lib/backing" <<<"$args" && grep -qxF "backing-size=$expect" <<<"$args"'
+fi
+printf 'backing = none\n' >>"$bconf"
+said=$(backing_check)
+check "backing = none: none, saying so ($said)" \
+  eval '[[ $said == "none: backing = none in $bconf" ]]'
+if [[ $(id -u) -eq 0 ]]; then
+  args=$(backing_run)
+  check "and cswap run gives the daemon none" eval '! grep -q "^backing" <<<"$args"'
+fi
+sed -i '$d' "$bconf"
+if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
+  said=$(backing_check CSWAP_BACKING_DIR=/dev/shm)
+  check "a directory on tmpfs: none, saying why ($said)" \
+    eval '[[ $said == "none: /dev/shm is on tmpfs, in RAM: a backing file there saves no memory" ]]'
+fi
+printf 'backing = %s\n' "$dir/elsewhere" >>"$bconf"
+said=$(backing_check)
+check "backing = PATH: that file ($said)" eval '[[ $said == "backing = $dir/elsewhere in $bconf" ]]'
 
 # ----------------------------------------------------------- cswap=0 ----
 rm -rf "$dir/state"

@@ -111,7 +111,7 @@ check "and stops with remote-down" \
 check "the example configuration passes the installed cswap-fuse --check-config" \
   eval '[[ $("$dest$sbindir/cswap-fuse" --check-config "$dest$sysconfdir/cswap.conf.example" | tail -n 1) == ok ]]'
 check "cswap check accepts the example configuration" \
-  eval 'CSWAP_FUSE="$dest$sbindir/cswap-fuse" "$helper" -c "$dest$sysconfdir/cswap.conf.example" check >/dev/null'
+  eval 'CSWAP_FUSE="$dest$sbindir/cswap-fuse" CSWAP_BACKING_DIR="$dest/var/lib/cswap" "$helper" -c "$dest$sysconfdir/cswap.conf.example" check >/dev/null'
 
 if command -v nbdkit >/dev/null; then
   dump=$(nbdkit --dump-plugin "$dest$plugindir/nbdkit-cswap-plugin.so" 2>&1)

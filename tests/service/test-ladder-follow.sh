@@ -1,7 +1,8 @@
 #!/bin/bash
 # shellcheck disable=SC2016,SC2317  # eval strings expand later; cleanup functions run from the trap
 # cswap: ladder-online = follow end to end, as the default (auto) gives
-# it to the fuse front end.  `cswap up` with a 512 MiB FUSE device as a
+# it to the fuse front end without a backing file (backing = none: with
+# one, auto is all).  `cswap up` with a 512 MiB FUSE device as a
 # ladder of 16 MiB steps (16, 16, 32, 64, 128, 256 MiB) and a headroom of
 # 6 MiB swaps on the first step only and hands the ladder to the daemon.  (A headroom under half the first step: a step
 # goes off only while the others keep twice the headroom free, and the
@@ -40,6 +41,8 @@ require_cmd losetup mkswap swapon swapoff fusermount3 python3 jq
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 export CSWAPCTL=$CSWAP_BUILD_ROOT/control/cswapctl
 export CSWAP_STATE_DIR=$CLEANUP_DIR/state
+# The default backing file there, not in the machine's /var/lib/cswap.
+export CSWAP_BACKING_DIR=$CLEANUP_DIR/lib
 cswap=(bash "$CSWAP_BUILD_ROOT/systemd/cswap" -c "$CLEANUP_DIR/cswap.conf")
 ctl=("$CSWAPCTL" --socket "$CSWAP_STATE_DIR/cswap.sock")
 mnt=$CSWAP_STATE_DIR/mnt
@@ -54,6 +57,8 @@ ladder-headroom = 6M
 # this host's RAM, would keep every step online.  The check below sees
 # it reach the daemon.
 ladder-floor = 8M
+# With a backing file auto is all (backing.sh, backing_settle_ladder).
+backing = none
 halt-poll = keep
 min-free = keep
 page-cluster = keep

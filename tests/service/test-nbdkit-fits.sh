@@ -18,6 +18,7 @@ dir=$(mktemp -d /tmp/cswap-nbdkit-fits.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/bin" "$dir/proc-sys/vm"
 export CSWAP_STATE_DIR=$dir/state CSWAP_PROC_SYS=$dir/proc-sys
+export CSWAP_BACKING_DIR=$dir/lib
 export CSWAP_MEMINFO=$dir/meminfo
 export CSWAP_NBDKIT_PLUGIN=$CSWAP_BUILD_ROOT/daemon/nbdkit-cswap-plugin.so
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse   # check_config looks for it

@@ -94,7 +94,7 @@ start_with_systemd ()
   : >"$dir/log"
   systemd-run --unit="$transient" "${props[@]}" -p "ReadWritePaths=$dir" \
     -p "StandardOutput=append:$dir/log" -p "StandardError=append:$dir/log" \
-    --setenv=CSWAP_STATE_DIR="$dir/state" \
+    --setenv=CSWAP_STATE_DIR="$dir/state" --setenv=CSWAP_BACKING_DIR="$dir/lib" \
     --setenv=CSWAP_FUSE="$CSWAP_BUILD_ROOT/daemon/cswap-fuse" \
     "${command[@]}" >>"$dir/log" 2>&1 || return 1
   pid=$(systemctl show -p MainPID --value "$transient")
@@ -165,7 +165,7 @@ start_emulated ()
     unset IFS
   fi
   read -r -a command <<<"$(exec_start "$1")" || return 1
-  CSWAP_STATE_DIR=$dir/state CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse \
+  CSWAP_STATE_DIR=$dir/state CSWAP_BACKING_DIR=$dir/lib CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse \
     "${wrap[@]}" "${command[@]}" >"$dir/log" 2>&1 &
   pid=$!
 }

@@ -36,6 +36,8 @@ require_cmd losetup mkswap swapon swapoff fusermount3 python3
 export CSWAP_FUSE=$CSWAP_BUILD_ROOT/daemon/cswap-fuse
 export CSWAPCTL=$CSWAP_BUILD_ROOT/control/cswapctl
 export CSWAP_STATE_DIR=$CLEANUP_DIR/state
+# The default backing file there, not in the machine's /var/lib/cswap.
+export CSWAP_BACKING_DIR=$CLEANUP_DIR/lib
 # The machine's own halt polling and zswap are not the test's to change.
 export CSWAP_SYSFS=$CLEANUP_DIR/sys
 halt_poll=$CSWAP_SYSFS/module/haltpoll/parameters/guest_halt_poll_ns
