@@ -142,30 +142,31 @@ if compgen -G "$scratch/debs/*.deb" >/dev/null; then
 fi
 grep -A8 '^Ok:' "$scratch/test.log" | comment /dev/stdin
 
-# One check a test in the root, from meson's own log: a failed one's
-# output, but its passed checks, as comments.
+# One check a test in the root, from meson's own log, with its time (what
+# to look at when this test grows): a failed one's output, but its passed
+# checks, as comments.
 log=$scratch/build/meson-logs/testlog.json
 if [[ ! -s $log ]]; then
   tail -n 30 "$scratch/test.log" | comment /dev/stdin
   check "meson test ran in the root" false
   done_testing
 fi
-while IFS=$'\t' read -r result name; do
+while IFS=$'\t' read -r result name seconds; do
   if [[ $result == '#' ]]; then
-    echo "# $name"
+    echo "# $name${seconds:+$'\t'$seconds}"
     continue
   fi
   n=$((n + 1))
   case $result in
-    OK|EXPECTEDFAIL) echo "ok $n - trixie: $name" ;;
+    OK|EXPECTEDFAIL) echo "ok $n - trixie: $name ($seconds s)" ;;
     SKIP) echo "ok $n - trixie: $name # SKIP in the root" ;;
-    *) echo "not ok $n - trixie: $name ($result)"; status=1 ;;
+    *) echo "not ok $n - trixie: $name ($result, $seconds s)"; status=1 ;;
   esac
 done < <(python3 - "$log" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     test = json.loads(line)
-    print(f"{test['result']}\t{test['name']}")
+    print(f"{test['result']}\t{test['name']}\t{test['duration']:.0f}")
     if test["result"] not in ("OK", "EXPECTEDFAIL", "SKIP"):
         # Its output but the passed checks: the failed ones and the
         # comments around them (lintian's tags, a build's errors).
