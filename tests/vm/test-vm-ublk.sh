@@ -14,8 +14,7 @@
 #    as written, no hung task, the daemon alive at the end with none of
 #    its pages in swap and every anonymous mapping of it locked (an
 #    unlocked one stalled this run: doc/design.md, "ublk"), and after
-#    `cswap down` no swap, no ublk device and no daemon left.
-#    VM_UBLK_SWAP=0 leaves this part out;
+#    `cswap down` no swap, no ublk device and no daemon left;
 #  - last, since it kills daemons under swap: what a killed cswap-ublk
 #    leaves (guest-ublk-leftovers): with user recovery its devices taken
 #    over (`cswap-ublk --recover`, `cswap up`), the pages it held failing
@@ -31,6 +30,10 @@
 #    whose page is in swap on the device itself), writes until its pool
 #    is full end, stored or refused, and the warning arrives once stderr
 #    is read (tests/daemon/stderr-blocked.py ublk; issue 62, item 1).
+# VM_UBLK_PARTS says which parts run: all (the default), swap (the swap
+# part alone) or others (all but it).  The suite runs the two halves as
+# two tests in the two lanes of scripts/test (vm-ublk-swap and vm-ublk),
+# so that neither lane waits for the whole of it (CI: 851 s in one).
 # Bounded by $VM_TEST_TIMEOUT_S (default 1000 s: about 4 minutes alone
 # under TCG before the take-overs in a row and guest-ublk-swap-kept were
 # added, which cost about 95 s each on a quiet host; 411 s then in the
@@ -44,7 +47,11 @@ source "$here/../lib/tap.sh"
 
 build=${CSWAP_BUILD_ROOT:-$here/../../build}
 timeout_s=${VM_TEST_TIMEOUT_S:-1000}
-swap=${VM_UBLK_SWAP:-1}
+parts=${VM_UBLK_PARTS:-all}
+case $parts in
+  all|swap|others) ;;
+  *) echo "VM_UBLK_PARTS: all, swap or others, not $parts" >&2; exit 2 ;;
+esac
 out_root=$(mktemp -d /var/tmp/cswap-vm-ublk.XXXXXX) || skip "mktemp failed"
 trap 'rm -rf "$out_root"' EXIT
 out=$out_root/vm
@@ -57,22 +64,26 @@ for line in open(sys.argv[2]):
 }
 not () { ! "$@"; }
 
-# The guest: the model test, then (unless VM_UBLK_SWAP=0) guest-swap, whose
-# exit runs `cswap down`, then what is left of it, one line; then the
-# leftovers of a killed daemon.  fill-check
+# The guest: the model test, then guest-swap, whose exit runs `cswap
+# down`, then what is left of it, one line; then the leftovers of a killed
+# daemon and the rest (each part as VM_UBLK_PARTS says).  fill-check
 # is bounded well inside the VM's time so that a slow run still reports.
 "$here/cswap-vm" --kernel ublk --build "$build" --mem 256 --timeout "$timeout_s" \
   --out "$out" -- env BUILD="$build" FILL_CHECK_PASSES=1 \
   WORKLOAD_TIMEOUT_S=$((timeout_s * 2 / 5)) bash -c \
-  '/usr/bin/python3 "$0"/guest-ublk-model.py "$1"/daemon/ublk/cswap-ublk 2000 > model.tap; echo "model exit $?"
-   if [ "$2" = 1 ]; then
+  'if [ "$2" != swap ]; then
+     /usr/bin/python3 "$0"/guest-ublk-model.py "$1"/daemon/ublk/cswap-ublk 2000 > model.tap; echo "model exit $?"
+   fi
+   if [ "$2" != others ]; then
      "$0"/guest-swap up-ublk fill-check
      echo "after down: swaps=$(($(wc -l < /proc/swaps) - 1)) ublk_devices=$(ls /dev/ublkb* 2>/dev/null | wc -l) daemons=$(pgrep -cx cswap-ublk)"
    fi
-   "$0"/guest-ublk-leftovers "$1" > leftovers.tap
-   "$0"/guest-ublk-swap-kept "$1" > swap-kept.tap
-   CSWAP_BUILD_ROOT="$1" /usr/bin/python3 "$0"/../daemon/stderr-blocked.py ublk > stderr-blocked.tap' \
-  "$here" "$build" "$swap" >"$out_root/vm.log" 2>&1
+   if [ "$2" != swap ]; then
+     "$0"/guest-ublk-leftovers "$1" > leftovers.tap
+     "$0"/guest-ublk-swap-kept "$1" > swap-kept.tap
+     CSWAP_BUILD_ROOT="$1" /usr/bin/python3 "$0"/../daemon/stderr-blocked.py ublk > stderr-blocked.tap
+   fi' \
+  "$here" "$build" "$parts" >"$out_root/vm.log" 2>&1
 vm_rc=$?
 [ "$vm_rc" = 77 ] && skip "$(grep 'skipped:' "$out_root/vm.log" | head -1)"
 sed 's/^/# /' "$out_root/vm.log" | head -3
@@ -85,14 +96,16 @@ guest_tap ()
   check "$3: every check passed" \
     eval "grep -q '^1\.\.' '$out/$1' && ! grep -q '^not ok' '$out/$1'"
 }
-guest_tap model.tap model "model test"
-guest_tap leftovers.tap leftovers "what a killed cswap-ublk leaves"
-guest_tap swap-kept.tap "swap kept" \
-  "a cswap-ublk disk that is swap is never stopped nor deleted"
-guest_tap stderr-blocked.tap "stderr blocked" \
-  "cswap-ublk serves on while its stderr blocks"
+if [ "$parts" != swap ]; then
+  guest_tap model.tap model "model test"
+  guest_tap leftovers.tap leftovers "what a killed cswap-ublk leaves"
+  guest_tap swap-kept.tap "swap kept" \
+    "a cswap-ublk disk that is swap is never stopped nor deleted"
+  guest_tap stderr-blocked.tap "stderr blocked" \
+    "cswap-ublk serves on while its stderr blocks"
+fi
 line=$out/output.log
-if [ "$swap" = 1 ]; then
+if [ "$parts" != others ]; then
   grep -E '^\{"bench"|^guest-swap: the daemon' "$line" 2>/dev/null | sed 's/^/# /'
   check "cswap up (frontend = ublk): fill-check read every block back as written" \
     test "$(field outcome "$line" 2>/dev/null)" = completed
