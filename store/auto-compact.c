@@ -64,10 +64,11 @@ struct auto_compact {
                                    to stop the thread */
   int request_fd;               /* set at creation: an eventfd, writeback
                                    asks to compact */
-  /* The starting and stopping thread's (store_start_background's), read
-   * by store_stats meanwhile: -1, no PSI trigger, the timer alone.
+  /* The PSI trigger: opened by the thread itself (auto_compact_thread
+   * says why), closed by the stopping thread once it has joined; read by
+   * store_stats meanwhile.  -1: none (yet), the timer alone.
    */
-  int psi_fd;
+  atomic_int psi_fd;
   atomic_bool running;          /* atomic; written by start and stop */
   pthread_t thread;             /* start's and stop's */
   atomic_uint_fast64_t runs, pressure_runs, last_run_unix;  /* atomics */
@@ -151,15 +152,33 @@ auto_compact_thread (void *opaque)
 {
   struct auto_compact *a = opaque;
   struct zs_pool *pool = a->pool;
+  uint64_t requests;
+
+  /* The trigger is opened here, not by the thread that starts this one.
+   * The machine's first PSI trigger makes the kernel start its poller
+   * thread (psimon) through kthreadd, and kthreadd allocates like any
+   * task: under pressure it reclaims, and reclaim writes swap to this
+   * daemon's devices.  A daemon taking a killed one's devices over starts
+   * this thread before its queues serve: the killed daemon's triggers
+   * went with it, psimon with them, so the trigger needs a new psimon,
+   * and kthreadd waited in swap writes to the devices being taken over
+   * (measured: a standby's main thread in psi_trigger_create, kthreadd in
+   * wbt_wait, the machine hung).  Here only compaction on pressure waits
+   * for the devices to serve; the timer and writeback's requests wait
+   * with it, and nothing on the way to serving does.
+   */
+  if (a->threshold_percent)
+    atomic_store (&a->psi_fd, open_psi_trigger ());
+
+  int psi_fd = atomic_load (&a->psi_fd);
   struct pollfd fds[3] = {
     { .fd = a->stop_fd, .events = POLLIN },
     { .fd = a->request_fd, .events = POLLIN },
-    { .fd = a->psi_fd, .events = POLLPRI },
+    { .fd = psi_fd, .events = POLLPRI },
   };
-  uint64_t requests;
 
   for (;;) {
-    int n = poll (fds, a->psi_fd == -1 ? 2 : 3, AUTO_PERIOD_MS);
+    int n = poll (fds, psi_fd == -1 ? 2 : 3, AUTO_PERIOD_MS);
     if (n == -1 && errno != EINTR)
       break;
     if (fds[0].revents)
@@ -168,7 +187,7 @@ auto_compact_thread (void *opaque)
       compact_now (a, NULL);
     if (a->threshold_percent == 0)
       continue;                 /* off: writeback's requests only */
-    bool pressure = a->psi_fd != -1 && (fds[2].revents & POLLPRI);
+    bool pressure = psi_fd != -1 && (fds[2].revents & POLLPRI);
     if (fds[2].revents & (POLLERR | POLLHUP | POLLNVAL))
       fds[2].fd = -1;           /* the trigger is gone: the timer goes on */
     uint64_t freeable = pool_pages_freeable (pool);
@@ -186,15 +205,9 @@ auto_compact_start (struct auto_compact *a)
 {
   if (a == NULL || a->running)
     return 0;
-  if (a->threshold_percent)
-    a->psi_fd = open_psi_trigger ();
   int r = -pthread_create (&a->thread, NULL, auto_compact_thread, a);
-  if (r) {
-    if (a->psi_fd != -1)
-      close (a->psi_fd);
-    a->psi_fd = -1;
+  if (r)
     return r;
-  }
   a->running = true;
   return 0;
 }
@@ -211,9 +224,9 @@ auto_compact_stop (struct auto_compact *a)
   pthread_join (a->thread, NULL);
   if (read (a->stop_fd, &drain, sizeof drain) == -1)
     drain = 0;                  /* already empty: nothing to undo */
-  if (a->psi_fd != -1)
-    close (a->psi_fd);
-  a->psi_fd = -1;
+  int psi_fd = atomic_exchange (&a->psi_fd, -1);
+  if (psi_fd != -1)
+    close (psi_fd);
   a->running = false;
 }
 
@@ -247,5 +260,6 @@ auto_compact_stats (struct auto_compact *a, struct store_stats *s)
                                                   memory_order_relaxed);
   s->last_auto_compaction_time_seconds
     = atomic_load_explicit (&a->last_run_unix, memory_order_relaxed);
-  s->psi_trigger = atomic_load (&a->running) && a->psi_fd != -1;
+  s->psi_trigger = atomic_load (&a->running)
+                   && atomic_load (&a->psi_fd) != -1;
 }
