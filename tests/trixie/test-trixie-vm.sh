@@ -59,10 +59,29 @@ command -v busybox >/dev/null || skip "no busybox (apt-get install busybox-stati
 
 scratch=$(mktemp -d /var/tmp/cswap-trixie-vm.XXXXXX) || skip "mktemp failed"
 # VM_TEST_KEEP=1 keeps the disk, the consoles and the results there.
+# A failed run keeps its boots' consoles, logs and results (not the
+# disk) in the build tree's meson-logs, and shows the blocked tasks the
+# consoles hold: the one hang this test met (a take-over, issue 63) left
+# nothing to read once its directory was gone.
+keep_failed () {
+  local kept
+  [[ $status -ne 0 ]] || return 0
+  kept=$CSWAP_BUILD_ROOT/meson-logs/trixie-vm-failed.$(date +%Y%m%d-%H%M%S)
+  mkdir -p "$kept" && cp -r "$scratch"/boot* "$kept"/ 2>/dev/null
+  echo "# failed: the boots' consoles, logs and results are kept in $kept"
+  for console in "$scratch"/boot*/console.log; do
+    [[ -s $console ]] || continue
+    # cswap's own blocked threads first, then the rest.
+    { grep -aA24 'task:cswap.*state:D' "$console" | grep -av ' ? ' | head -60
+      grep -aA24 'task:.*state:D' "$console" | grep -av ' ? ' | head -60
+    } | sed "s|^|# ${console#"$scratch"/}: |"
+  done
+}
 if [[ ${VM_TEST_KEEP:-0} = 1 ]]; then
   echo "# kept: $scratch"
+  trap 'keep_failed' EXIT
 else
-  trap 'rm -rf --one-file-system "$scratch"' EXIT
+  trap 'keep_failed; rm -rf --one-file-system "$scratch"' EXIT
 fi
 comment () { sed 's/^/# /' "$@"; }
 not () { ! "$@"; }
