@@ -74,15 +74,12 @@ daemon_prepare (struct daemon_life *life, const struct cswap_options *options)
 int
 daemon_start_after_fork (struct daemon_life *life)
 {
-  const struct store_config *store = &life->options->store;
   int r;
 
   /* Failing to lock is a warning, not a reason to serve nothing. */
   if (life->options->lock_memory) {
-    struct io_path io_path = {
-      .sealing = store->backing_path && !store->backing_in_clear,
-      .tls = life->tls_possible,
-    };
+    struct io_path io_path = daemon_io_path (life->options,
+                                             life->tls_possible);
     memory_safety_setup (&io_path);
   }
   /* Before the first thread that may serve I/O or say something while
@@ -109,6 +106,17 @@ daemon_start_after_fork (struct daemon_life *life)
     return -1;
   }
   return 0;
+}
+
+struct io_path
+daemon_io_path (const struct cswap_options *options, bool tls_possible)
+{
+  const struct store_config *store = &options->store;
+
+  return (struct io_path) {
+    .sealing = store->backing_path && !store->backing_in_clear,
+    .tls = tls_possible,
+  };
 }
 
 void

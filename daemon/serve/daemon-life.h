@@ -31,6 +31,7 @@
 #define CSWAP_DAEMON_LIFE_H
 
 #include "control.h"
+#include "memory-safety.h"
 #include "options.h"
 #include "store.h"
 
@@ -59,6 +60,12 @@ extern int daemon_prepare (struct daemon_life *life,
                            const struct cswap_options *options);
 /* Returns 0, or -1 after reporting why. */
 extern int daemon_start_after_fork (struct daemon_life *life);
+/* What the daemon serving OPTIONS runs under pressure (memory-safety.h),
+ * TLS_POSSIBLE where nbdkit may speak TLS: what daemon_start_after_fork
+ * locks, and what cswap-ublk's standby locks before it is needed.
+ */
+extern struct io_path daemon_io_path (const struct cswap_options *options,
+                                      bool tls_possible);
 /* Undoes whatever of the two above ran; safe after neither. */
 extern void daemon_stop (struct daemon_life *life);
 

@@ -198,16 +198,18 @@ open_control (void)
   return control;
 }
 
-/* Splits into standby and server (ublk-standby.h): returns 1 in a
- * standby taking over the COUNT devices RECOVER_IDS (*CONTROL then a ring
- * of its own, or NULL after saying why), 0 in the server (*REPORT_FD to
- * tell the standby on), -1 without a standby.
+/* Splits into standby and server (ublk-standby.h), the standby locking
+ * what IO_PATH names: returns 1 in a standby taking over the COUNT
+ * devices RECOVER_IDS (*CONTROL then a ring of its own, or NULL after
+ * saying why), 0 in the server (*REPORT_FD to tell the standby on), -1
+ * without a standby.
  */
 static int
 split_off_standby (struct ublk_control **control, int count,
-                   uint32_t recover_ids[], int *report_fd)
+                   uint32_t recover_ids[], const struct io_path *io_path,
+                   int *report_fd)
 {
-  int standby = ublk_standby_split (count, recover_ids, report_fd);
+  int standby = ublk_standby_split (count, recover_ids, io_path, report_fd);
   const char *why;
 
   if (standby == 1) {
@@ -275,8 +277,11 @@ main (int argc, char *argv[])
    * (ublk-standby.h).
    */
   persists = ublk_recovery_flags (ublk_control_features (control), true);
-  if (persists && !cl.recover && !cl.no_standby)
-    standby = split_off_standby (&control, count, recover_ids, &report_fd);
+  if (persists && !cl.recover && !cl.no_standby) {
+    struct io_path io_path = daemon_io_path (&cl.device, false);
+    standby = split_off_standby (&control, count, recover_ids, &io_path,
+                                 &report_fd);
+  }
   if (control == NULL)
     return EXIT_FAILURE;
   recovering = cl.recover || standby == 1;

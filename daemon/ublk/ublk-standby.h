@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include "memory-safety.h"
+
 /* The server's (and a taken-over standby's) exit status where it left
  * its devices for recovery because a disk was swap (EX_TEMPFAIL).
  */
@@ -45,7 +47,8 @@
  * -1 (no fork: the caller serves alone, without a standby) after saying
  * why.
  */
-extern int ublk_standby_split (int count, uint32_t ids[], int *report_fd);
+extern int ublk_standby_split (int count, uint32_t ids[],
+                               const struct io_path *io_path, int *report_fd);
 /* In a standby that took over: its messages, held since (stderr may be a
  * file whose pages are in swap on the devices it takes over), written
  * out once the devices serve, or at its end.  Nothing elsewhere.
