@@ -38,3 +38,22 @@ smaps_unlocked_private () {
     }
   ' "/proc/$1/smaps"
 }
+
+# smaps_text_locking PID LIBRARY: how PID's executable mapping of
+# LIBRARY (a file name such as libcrypto.so) is locked: "whole" (mlock:
+# every page resident and locked, VmFlags lo without lf), "on-fault"
+# (mlockall's MCL_ONFAULT: lf), "unlocked", or "absent" (not mapped).
+smaps_text_locking () {
+  awk -v lib="/$2" '
+    /^[0-9a-f]+-[0-9a-f]+ / { text = $2 ~ /x/ && index($6, lib) > 0; next }
+    text && $1 == "Size:" { size = $2 }
+    text && $1 == "Rss:" { rss = $2 }
+    text && $1 == "VmFlags:" {
+      if (/ lf( |$)/) how = "on-fault"
+      else if (/ lo( |$)/ && rss == size) how = "whole"
+      else how = "unlocked"
+      exit
+    }
+    END { print how ? how : "absent" }
+  ' "/proc/$1/smaps"
+}

@@ -13,7 +13,9 @@
 #    scratch disk), fill-check under whole-machine pressure in 256 MiB
 #    (guest-swap up-ublk fill-check, one pass), its server killed
 #    (SIGKILL) 15 s in, `cswap down`: completed, every block read back as
-#    written, the standby took the devices, the store and the file over,
+#    written, the standby, with the libraries of its server's I/O path
+#    locked before the kill (so a take-over reads none from disk), took
+#    the devices, the store and the file over,
 #    pages went to the file, no hung task, the daemon alive at the end
 #    with none of its pages in swap and every anonymous mapping of it
 #    locked (an unlocked one stalled this run: doc/design.md, "ublk"),
@@ -124,6 +126,9 @@ if [ "$parts" != others ]; then
   check "and adopted the store's pages ($(field pages_adopted "$line" 2>/dev/null))" \
     eval '[[ $(field pages_adopted "$line" 2>/dev/null) =~ ^[1-9][0-9]*$ ]]'
   grep -E '^backing:' "$line" 2>/dev/null | sed 's/^/# /'
+  grep "the standby's libraries" "$line" 2>/dev/null | sed 's/^/# /'
+  check "before the kill, the standby had libc, libzstd and libcrypto (the file is sealed) locked whole" \
+    grep -q "the standby's libraries, text locked: libc.so whole, libzstd.so whole, libcrypto.so whole" "$line"
   check "pages went to the default backing file ($(field disk_written_bytes "$line" 2>/dev/null) bytes written to the scratch disk)" \
     eval 'grep -q "^backing: *default" "$line" && [[ $(field disk_written_bytes "$line" 2>/dev/null) =~ ^[1-9][0-9]*$ ]]'
   check "cswap up (frontend = ublk): the daemon is still serving at the end" \
