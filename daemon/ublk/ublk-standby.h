@@ -39,13 +39,14 @@
  */
 #define UBLK_EXIT_LEFT_FOR_RECOVERY 75
 
-/* Splits into standby and server.  Returns 0 in the server, with
- * *REPORT_FD to report on; in the standby, returns only once the server
- * was killed (or left its devices for recovery) after reporting: 1, with
- * IDS the COUNT devices to take over, and SIGTERM, SIGINT and SIGHUP
- * blocked.  A standby whose server ended otherwise exits with its status.
- * -1 (no fork: the caller serves alone, without a standby) after saying
- * why.
+/* Splits into standby and server, the standby locking before it waits
+ * what IO_PATH names (memory-safety.h: the libraries of the server's I/O
+ * path).  Returns 0 in the server, with *REPORT_FD to report on; in the
+ * standby, returns only once the server was killed (or left its devices
+ * for recovery) after reporting: 1, with IDS the COUNT devices to take
+ * over, and SIGTERM, SIGINT and SIGHUP blocked.  A standby whose server
+ * ended otherwise exits with its status.  -1 (no fork: the caller serves
+ * alone, without a standby) after saying why.
  */
 extern int ublk_standby_split (int count, uint32_t ids[],
                                const struct io_path *io_path, int *report_fd);
