@@ -25,45 +25,24 @@ fi
 source "$(dirname "$0")/../lib/fuse-daemon.sh"
 source "$(dirname "$0")/../lib/smaps.sh"
 
-# text_mapping PID LIBRARY: "SIZE RSS VMFLAG…" (kB) of LIBRARY's
-# executable mapping in PID, or nothing where it has none.  (smaps'
-# Locked: is a proportional share, small for a library others map too.)
-text_mapping () {
-  awk -v lib="/$2" '
-    /^[0-9a-f]+-[0-9a-f]+ / { text = $2 ~ /x/ && index($6, lib) > 0; next }
-    text && $1 == "Size:" { size = $2 }
-    text && $1 == "Rss:" { rss = $2 }
-    text && $1 == "VmFlags:" { $1 = ""; print size, rss $0; exit }
-  ' "/proc/$1/smaps"
+# locking HOW PID LIBRARY: LIBRARY's text in PID is locked as HOW says
+# (smaps_text_locking: whole, on-fault, unlocked or absent; smaps'
+# Locked: is a proportional share, small for a library others map too).
+locking () {
+  local got; got=$(smaps_text_locking "$2" "$3")
+  echo "# $3: $got"
+  [[ " $1 " == *" $got "* ]]
 }
-
-# whole PID LIBRARY: its text is mapped, locked (VmFlags lo, not lf:
-# mlock, not lock-on-fault) and all resident.
-whole () {
-  local m; m=$(text_mapping "$1" "$2")
-  echo "# $2 (size kB, resident kB, flags): ${m:-not mapped}"
-  [[ -n $m ]] && awk '$1 == $2 && / lo( |$)/ && !/ lf( |$)/ { ok = 1 }
-                      END { exit !ok }' <<<"$m"
-}
-# partly PID LIBRARY: its text is mapped and only locked as it faults in
-# (VmFlags lf: mlockall's MCL_ONFAULT).
-partly () {
-  local m; m=$(text_mapping "$1" "$2")
-  echo "# $2 (size kB, resident kB, flags): ${m:-not mapped}"
-  [[ -n $m ]] && awk '/ lf( |$)/ { ok = 1 } END { exit !ok }' <<<"$m"
-}
-# unlocked PID LIBRARY: its text is mapped and not locked at all (VmFlags
-# neither lo nor lf).
-unlocked () {
-  local m; m=$(text_mapping "$1" "$2")
-  echo "# $2 (size kB, resident kB, flags): ${m:-not mapped}"
-  [[ -n $m ]] && awk '!/ l[of]( |$)/ { ok = 1 } END { exit !ok }' <<<"$m"
-}
+# whole PID LIBRARY: its text is mapped, locked by mlock (VmFlags lo, not
+# lf) and all resident.
+whole () { locking whole "$@"; }
+# partly PID LIBRARY: only locked as it faults in (mlockall's MCL_ONFAULT).
+partly () { locking on-fault "$@"; }
+# unlocked PID LIBRARY: mapped and not locked at all.
+unlocked () { locking unlocked "$@"; }
 # absent_or_unlocked PID LIBRARY: not mapped (a libsystemd built without
 # libgcrypt), or not locked at all.
-absent_or_unlocked () {
-  [[ -z $(text_mapping "$1" "$2") ]] || unlocked "$1" "$2"
-}
+absent_or_unlocked () { locking "absent unlocked" "$@"; }
 # anonymous_locked PID: no mapping of PID that holds anonymous pages, or
 # could, is unlocked.
 anonymous_locked () {

@@ -42,7 +42,8 @@ smaps_unlocked_private () {
 # smaps_text_locking PID LIBRARY: how PID's executable mapping of
 # LIBRARY (a file name such as libcrypto.so) is locked: "whole" (mlock:
 # every page resident and locked, VmFlags lo without lf), "on-fault"
-# (mlockall's MCL_ONFAULT: lf), "unlocked", or "absent" (not mapped).
+# (mlockall's MCL_ONFAULT: lf), "not-resident" (lo, but pages missing),
+# "unlocked" (neither), or "absent" (not mapped).
 smaps_text_locking () {
   awk -v lib="/$2" '
     /^[0-9a-f]+-[0-9a-f]+ / { text = $2 ~ /x/ && index($6, lib) > 0; next }
@@ -50,7 +51,7 @@ smaps_text_locking () {
     text && $1 == "Rss:" { rss = $2 }
     text && $1 == "VmFlags:" {
       if (/ lf( |$)/) how = "on-fault"
-      else if (/ lo( |$)/ && rss == size) how = "whole"
+      else if (/ lo( |$)/) how = rss == size ? "whole" : "not-resident"
       else how = "unlocked"
       exit
     }
